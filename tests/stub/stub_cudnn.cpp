@@ -1,0 +1,119 @@
+// A fake libcudnn.so.9 for tests: handle bookkeeping and call counts, no GPU.
+//
+// Like the real one, it hands a destroyed handle's address out again (last destroyed, first
+// reused), refuses calls on handles it does not know, and, in a forked child, refuses every
+// handle inherited from the parent (the real one's CUDA context is unusable there).
+#include <cudnn.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "tests/stub/stub_control.h"
+
+namespace {
+
+struct StubHandle {
+  std::atomic<cudaStream_t> stream{nullptr};  // atomic: racing callers are part of the tests
+  std::atomic<bool> live{false};
+  std::atomic<bool> inherited{false};  // created before a fork, seen from the child
+};
+
+// Enough for the table-full test's 70,000 live handles.
+constexpr std::size_t kMaxHandles = 100000;
+StubHandle g_handles[kMaxHandles];
+std::size_t g_next_unused = 0;                // under g_lock
+std::vector<std::size_t>* g_free = nullptr;   // under g_lock: destroyed slots, reused LIFO
+std::mutex g_lock;
+
+std::atomic<std::uint64_t> g_set_stream{0}, g_get_stream{0}, g_create{0}, g_destroy{0};
+
+StubHandle* lookup(cudnnHandle_t handle) {
+  auto* h = reinterpret_cast<StubHandle*>(handle);
+  if (h < g_handles || h >= g_handles + kMaxHandles) return nullptr;
+  return h->live.load(std::memory_order_acquire) ? h : nullptr;
+}
+
+void poison_inherited_handles() {
+  for (StubHandle& h : g_handles)
+    if (h.live.load(std::memory_order_relaxed)) h.inherited.store(true, std::memory_order_relaxed);
+}
+
+struct RegisterForkHandler {
+  RegisterForkHandler() { pthread_atfork(nullptr, nullptr, poison_inherited_handles); }
+} g_register_fork_handler;
+
+}  // namespace
+
+extern "C" {
+
+size_t CUDNNWINAPI cudnnGetVersion(void) { return CUDNN_VERSION; }
+
+const char* CUDNNWINAPI cudnnGetErrorString(cudnnStatus_t status) {
+  switch (status) {
+    case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+    case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+    case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+    case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+    default: return "CUDNN_STATUS_(stub: other)";
+  }
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
+  if (handle == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  g_create.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (g_free == nullptr) g_free = new std::vector<std::size_t>;
+  std::size_t index;
+  if (!g_free->empty()) {
+    index = g_free->back();
+    g_free->pop_back();
+  } else if (g_next_unused < kMaxHandles) {
+    index = g_next_unused++;
+  } else {
+    return CUDNN_STATUS_ALLOC_FAILED;
+  }
+  StubHandle& h = g_handles[index];
+  h.stream.store(nullptr, std::memory_order_relaxed);
+  h.inherited.store(false, std::memory_order_relaxed);
+  h.live.store(true, std::memory_order_release);
+  *handle = reinterpret_cast<cudnnHandle_t>(&h);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnDestroy(cudnnHandle_t handle) {
+  g_destroy.fetch_add(1, std::memory_order_relaxed);
+  StubHandle* h = lookup(handle);
+  if (h == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  std::lock_guard<std::mutex> guard(g_lock);
+  h->live.store(false, std::memory_order_release);
+  g_free->push_back(static_cast<std::size_t>(h - g_handles));
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
+  g_set_stream.fetch_add(1, std::memory_order_relaxed);
+  StubHandle* h = lookup(handle);
+  if (h == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  if (h->inherited.load(std::memory_order_relaxed)) return CUDNN_STATUS_EXECUTION_FAILED;
+  if (stream == STUBCUDNN_REJECTED_STREAM) return CUDNN_STATUS_BAD_PARAM;
+  h->stream.store(stream, std::memory_order_relaxed);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnGetStream(cudnnHandle_t handle, cudaStream_t* stream) {
+  g_get_stream.fetch_add(1, std::memory_order_relaxed);
+  StubHandle* h = lookup(handle);
+  if (h == nullptr || stream == nullptr) return CUDNN_STATUS_BAD_PARAM;
+  *stream = h->stream.load(std::memory_order_relaxed);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+StubCudnnCounters stubcudnn_counters(void) {
+  return {g_set_stream.load(), g_get_stream.load(), g_create.load(), g_destroy.load()};
+}
+
+}  // extern "C"
