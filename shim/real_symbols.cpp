@@ -86,7 +86,9 @@ Verdict take_all(void* where, Library library, Dl_info& info) {
   }
   CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_LOOK_UP)
 #undef CUDNN_FASTPATH_LOOK_UP
-  if (all_real && (primary == Verdict::kReal || primary == Verdict::kOtherCopy)) g_real = found;
+  // Another copy of the shim defines only the interposed names, and only those are called when
+  // passing through to it; a real library must define them all.
+  if (primary == Verdict::kOtherCopy || (primary == Verdict::kReal && all_real)) g_real = found;
   else if (primary == Verdict::kReal) primary = Verdict::kMissing;  // incomplete library
   return primary;
 }

@@ -1,0 +1,326 @@
+// The shim under LD_PRELOAD, against the stub libcudnn, in every way a program can load cuDNN.
+// Each test runs a scenario program (scenario.cpp) in a child process and judges what it printed.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+using cudnn_fastpath::test::count_lines_containing;
+using cudnn_fastpath::test::EnvChange;
+using cudnn_fastpath::test::key_values;
+using cudnn_fastpath::test::make_temp_dir;
+using cudnn_fastpath::test::ProcessResult;
+using cudnn_fastpath::test::read_file;
+using cudnn_fastpath::test::run_process;
+
+namespace {
+
+struct Outcome {
+  ProcessResult process;
+  std::map<std::string, std::string> values;
+
+  long long operator[](const std::string& key) const {
+    const auto it = values.find(key);
+    INFO("stdout:\n" << process.out << "stderr:\n" << process.err);
+    REQUIRE(it != values.end());
+    return std::stoll(it->second);
+  }
+};
+
+struct Options {
+  bool preload = true;
+  std::string preload_value = SHIM_PATH;
+  std::vector<EnvChange> env;
+};
+
+// Runs scenario CASE in MODE ("linked", "global", "local", "deepbind", "none").
+Outcome run_scenario(const std::string& mode, const std::string& name, const Options& options = {}) {
+  std::vector<std::string> argv;
+  if (mode == "linked") argv = {SCENARIO_LINKED, name};
+  else argv = {SCENARIO_DLOPEN, mode, name};
+
+  // The child sees no CUDNN_FASTPATH_* or LD_* setting of whoever runs the tests, only ours:
+  // LD_LIBRARY_PATH could otherwise lead it to the real libcudnn instead of the stub.
+  std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true}};
+  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART"})
+    env.push_back({std::string("CUDNN_FASTPATH_") + name, "", true});
+  if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value});
+  else env.push_back({"LD_PRELOAD", "", true});
+  env.insert(env.end(), options.env.begin(), options.env.end());
+
+  Outcome outcome{run_process(argv, env), {}};
+  outcome.values = key_values(outcome.process.out);
+  INFO(mode << " " << name << " exited " << outcome.process.exit_code << "\nstdout:\n"
+            << outcome.process.out << "stderr:\n" << outcome.process.err);
+  REQUIRE(outcome.process.exit_code == 0);
+  return outcome;
+}
+
+// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
+const char* const kModes[] = {"linked", "global", "local"};
+
+}  // namespace
+
+TEST_CASE("1000 same-stream sets cost exactly one real call", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome shimmed = run_scenario(mode, "same_stream");
+    CHECK(shimmed["failures"] == 0);
+    CHECK(shimmed["get_agrees"] == 1);
+    CHECK(shimmed["set_stream_calls"] == 1000);
+    CHECK(shimmed["real_set_stream"] == 1);
+    CHECK(shimmed.process.err.empty());
+
+    // The same program without the shim: every call reaches cuDNN (and the counts are real).
+    const Outcome plain = run_scenario(mode, "same_stream", {.preload = false});
+    CHECK(plain["real_set_stream"] == 1000);
+  }
+}
+
+TEST_CASE("alternating streams forward every call", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "alternate");
+    CHECK(o["disagreements"] == 0);
+    CHECK(o["real_set_stream"] == 1000);
+  }
+}
+
+TEST_CASE("a null stream after a non-null one is forwarded, and cached in its turn", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "null_after_stream");
+    CHECK(o["null_agrees"] == 1);
+    CHECK(o["get_agrees"] == 1);
+    CHECK(o["set_stream_calls"] == 5);
+    CHECK(o["real_set_stream"] == 3);
+  }
+}
+
+TEST_CASE("a handle destroyed and recreated at the same address is forwarded", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "recreate");
+    REQUIRE(o["same_address"] == 1);  // the premise: the stub reuses the address, as cuDNN does
+    CHECK(o["get_agrees"] == 1);
+    CHECK(o["real_set_stream"] == 2);
+  }
+}
+
+TEST_CASE("a failed set is never cached", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "failed_set");
+    CHECK(o["rejected"] == 2);
+    CHECK(o["real_set_stream"] == 2);
+  }
+}
+
+TEST_CASE("cudnnGetStream agrees with every set, and only changes reach cuDNN", "[interpose]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "get_agrees");
+    CHECK(o["disagreements"] == 0);
+    CHECK(o["real_set_stream"] == o["expected_real"]);
+    CHECK(o["expected_real"] < o["set_stream_calls"] / 2);  // the premise: mostly repeats
+  }
+}
+
+TEST_CASE("RTLD_DEEPBIND: the library binds to its own libcudnn and the shim stays out", "[interpose]") {
+#ifdef CUDNN_FASTPATH_SANITIZED
+  // The sanitizer runtimes refuse RTLD_DEEPBIND (google/sanitizers#611); the plain build runs it.
+  WARN("skipped under sanitizers: they refuse dlopen(RTLD_DEEPBIND)");
+  return;
+#endif
+  const Outcome same = run_scenario("deepbind", "same_stream");
+  CHECK(same["get_agrees"] == 1);
+  CHECK(same["real_set_stream"] == 1000);
+  const Outcome mixed = run_scenario("deepbind", "get_agrees");
+  CHECK(mixed["disagreements"] == 0);
+}
+
+TEST_CASE("a destroyed stream's address, handed out again, reaches cuDNN", "[interpose][lifetime]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "stream_reuse");
+    REQUIRE(o["same_address"] == 1);  // the premise: the runtime reuses the address
+    CHECK(o["real_set_stream"] == 2);
+  }
+}
+
+TEST_CASE("verify mode catches a stream changed behind the shim's back", "[interpose][verify]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    // Without verify the shim cannot know: this is the case verify mode exists for.
+    const Outcome blind = run_scenario(mode, "verify");
+    CHECK(blind["get_agrees"] == 0);
+
+    const std::string dir = make_temp_dir();
+    const Outcome checked = run_scenario(
+        mode, "verify", {.env = {{"CUDNN_FASTPATH_VERIFY", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+    CHECK(checked["get_agrees"] == 1);
+    CHECK(checked["real_set_stream"] == 3);  // a, b around the shim, a forwarded after the mismatch
+    CHECK(count_lines_containing(checked.process.err, "verify:") == 1);
+    CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 1,") != std::string::npos);
+  }
+}
+
+TEST_CASE("fork: the child's first set on an inherited handle reaches cuDNN", "[interpose][fork]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "fork");
+    CHECK(o["child_exit"] == 0);
+    CHECK(o["child_real_set_stream"] == 1);
+    CHECK(o["child_status"] == 5000);  // CUDNN_STATUS_EXECUTION_FAILED from the stub, not a false success
+    CHECK(o["parent_real_set_stream"] == 0);  // the parent's cache is untouched
+  }
+}
+
+TEST_CASE("exec: the new program starts with a fresh shim", "[interpose][fork]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "exec");
+    CHECK(o["real_set_stream"] == 1);
+    CHECK(o["get_agrees"] == 1);
+  }
+}
+
+TEST_CASE("threads on their own handles each cost one real call", "[interpose][threads]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "threads");
+    CHECK(o["failures"] == 0);
+    CHECK(o["real_set_stream"] == 8);
+  }
+}
+
+TEST_CASE("threads racing on one handle never leave the table claiming a stream cuDNN lacks",
+          "[stress]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    CHECK(run_scenario(mode, "race")["stale"] == 0);
+  }
+}
+
+TEST_CASE("70,000 live handles: no wrong skip, no crash, one warning", "[stress]") {
+  const Outcome o = run_scenario("linked", "table_full");
+  CHECK(o["failures"] == 0);
+  CHECK(o["disagreements"] == 0);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") == 1);
+  CHECK(count_lines_containing(o.process.err, "handles") == 1);
+}
+
+TEST_CASE("CUDNN_FASTPATH_DISABLE=1 makes the shim a pure pass-through", "[interpose][config]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+    CHECK(o["real_set_stream"] == 1000);
+    CHECK(o.process.err.empty());
+  }
+}
+
+TEST_CASE("a bad variable value gets one warning line and the default", "[interpose][config]") {
+  const Outcome o = run_scenario("linked", "same_stream",
+                                 {.env = {{"CUDNN_FASTPATH_DISABLE", "maybe"}, {"CUDNN_FASTPATH_VERIFY", "2"}}});
+  CHECK(o["real_set_stream"] == 1);  // not disabled
+  CHECK(count_lines_containing(o.process.err, "CUDNN_FASTPATH_DISABLE=maybe is not a boolean") == 1);
+  CHECK(count_lines_containing(o.process.err, "CUDNN_FASTPATH_VERIFY=2 is not a boolean") == 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") == 2);
+}
+
+TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario(
+      "local", "same_stream",
+      {.env = {{"CUDNN_FASTPATH_STATS", "yes"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats-%p.json"}}});
+  // One would-be skip (the 16th) is forwarded on purpose and timed: the estimate's measurement.
+  CHECK(o["real_set_stream"] == 2);
+  CHECK(count_lines_containing(o.process.err, "1000 cudnnSetStream calls: 998 skipped, 2 forwarded (1 sampled)") == 1);
+  CHECK(count_lines_containing(o.process.err, "cuDNN found by noload") == 1);
+
+  // The file's name holds the child's pid; there is exactly one file.
+  const std::string json = run_process({"sh", "-c", "cat " + dir + "/stats-*.json; ls " + dir}).out;
+  for (const char* key : {"\"set_stream_calls\": 1000,", "\"skipped\": 998,", "\"forwarded\": 2,",
+                          "\"sampled\": 1,", "\"verify_mismatches\": 0,", "\"handles\": 1,",
+                          "\"table_full\": 0,", "\"resolved_by\": \"noload\",", "\"saved_ns_estimate\": "})
+    CHECK(json.find(key) != std::string::npos);
+  CHECK(json.find("\"saved_ns_estimate\": 0,") == std::string::npos);
+  CHECK(count_lines_containing(json, "stats-") == 1);  // ls: one file, named stats-<pid>.json
+  CHECK(json.find("stats-%p") == std::string::npos);
+}
+
+TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {
+  const std::pair<const char*, const char*> expected[] = {
+      {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "noload"}};
+  for (const auto& [mode, found_by] : expected) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
+    CHECK(count_lines_containing(o.process.err, std::string("cuDNN found by ") + found_by) == 1);
+  }
+}
+
+TEST_CASE("a call with no cuDNN anywhere fails cleanly, with one line", "[interpose][resolve]") {
+  const Outcome plain = run_scenario("none", "no_cudnn", {.preload = false});
+  CHECK(plain["defined"] == 0);
+
+  const Outcome o = run_scenario("none", "no_cudnn");
+  CHECK(o["defined"] == 1);
+  CHECK(o["first_status"] == 1001);  // CUDNN_STATUS_NOT_INITIALIZED
+  CHECK(o["second_status"] == 1001);
+  CHECK(count_lines_containing(o.process.err, "cannot find the real cudnnSetStream") == 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") == 1);
+
+  // CUDNN_FASTPATH_CUDNN names it: the shim loads it and the call reaches the stub, which
+  // refuses the made-up handle.
+  const Outcome named = run_scenario("none", "no_cudnn", {.env = {{"CUDNN_FASTPATH_CUDNN", STUB_CUDNN_PATH}}});
+  CHECK(named["first_status"] == 2000);  // CUDNN_STATUS_BAD_PARAM
+  CHECK(named.process.err.empty());
+}
+
+TEST_CASE("two copies of the shim: one line, and the calls still skip once", "[interpose][resolve]") {
+  const std::string dir = make_temp_dir();
+  const std::string copy = dir + "/libcudnn_fastpath.so";
+  REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run_scenario(mode, "same_stream", {.preload_value = copy + " " + SHIM_PATH});
+    CHECK(o["real_set_stream"] == 1);
+    CHECK(o["get_agrees"] == 1);
+    CHECK(count_lines_containing(o.process.err, "another copy of the shim is loaded") <= 1);
+    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") <= 1);
+  }
+}
+
+TEST_CASE("programs that never touch cuDNN see nothing of the shim", "[interpose]") {
+  const std::vector<std::vector<std::string>> programs = {
+      {"true"},
+      {"sh", "-c", "exit 7"},
+      {"sh", "-c", "grep -c 'libcudnn\\.so' /proc/self/maps; exit 0"},
+  };
+  const std::vector<EnvChange> env = {{"LD_PRELOAD", SHIM_PATH},
+                                      {"CUDNN_FASTPATH_STATS", "1"},
+                                      {"CUDNN_FASTPATH_VERBOSE", "1"}};
+  for (const auto& argv : programs) {
+    INFO(argv.back());
+    const ProcessResult with = run_process(argv, env);
+    const ProcessResult without = run_process(argv, {{"LD_PRELOAD", "", true}});
+    CHECK(with.exit_code == without.exit_code);
+    CHECK(with.err.empty());
+    CHECK(with.out == without.out);
+  }
+  // libcudnn is not loaded by the shim (the grep above printed 0 in both runs).
+  CHECK(run_process({"sh", "-c", "grep -c 'libcudnn\\.so' /proc/self/maps"}, env).out == "0\n");
+  // The shim itself is: the premise of the checks above.
+  CHECK(run_process({"sh", "-c", "grep -c libcudnn_fastpath /proc/self/maps"}, env).out != "0\n");
+
+  if (access("/usr/bin/python3", X_OK) == 0) {
+    const ProcessResult py = run_process({"python3", "-c", "import sys; sys.exit(3)"}, env);
+    CHECK(py.exit_code == 3);
+    CHECK(py.err.empty());
+  }
+}
