@@ -51,14 +51,19 @@ void must_dlsym(T& out, void* where, const char* name) {
   out = reinterpret_cast<T>(symbol);
 }
 
-// The stub's own cudnnSetStream, reached through the library's handle as XLA does: the shim is
-// not on that path. Used to change a handle's stream behind the shim's back.
-cudnnStatus_t set_stream_around_shim(cudnnHandle_t h, cudaStream_t s) {
+// The stub's own function, reached through the library's handle as XLA does: the shim is not on
+// that path. Used to change a handle behind the shim's back.
+template <typename Function>
+Function around_shim(const char* name) {
   void* library = dlopen("libcudnn.so.9", RTLD_NOLOAD | RTLD_LAZY);
   if (library == nullptr) die("libcudnn.so.9 is not loaded");
-  cudnnStatus_t (*real)(cudnnHandle_t, cudaStream_t) = nullptr;
-  must_dlsym(real, library, "cudnnSetStream");
-  return real(h, s);
+  Function real = nullptr;
+  must_dlsym(real, library, name);
+  return real;
+}
+
+cudnnStatus_t set_stream_around_shim(cudnnHandle_t h, cudaStream_t s) {
+  return around_shim<decltype(&cudnnSetStream)>("cudnnSetStream")(h, s);
 }
 
 #ifdef SCENARIO_LINKED
@@ -182,6 +187,26 @@ int recreate() {
   report(before);  // expected with the shim: 2 (one per handle)
   return 0;
 }
+
+// As recreate, but one of the two calls goes around the shim, so that the other one alone must
+// void the slot: "destroy" sees the destroy only, "create" the create only.
+int recreate_half_seen(bool shim_sees_destroy) {
+  const std::uint64_t before = real_sets();
+  cudaStream_t s = must_create_stream();
+  cudnnHandle_t first = must_create();
+  set(first, s);
+  if (shim_sees_destroy) g_api.destroy(first);
+  else around_shim<decltype(&cudnnDestroy)>("cudnnDestroy")(first);
+  cudnnHandle_t second = nullptr;
+  if (shim_sees_destroy) around_shim<decltype(&cudnnCreate)>("cudnnCreate")(&second);
+  else g_api.create(&second);
+  print("same_address", first == second);
+  set(second, s);
+  report(before);  // expected with the shim: 2
+  return 0;
+}
+int recreate_shim_sees_destroy() { return recreate_half_seen(true); }
+int recreate_shim_sees_create() { return recreate_half_seen(false); }
 
 int failed_set() {
   const std::uint64_t before = real_sets();
@@ -378,7 +403,9 @@ struct Case {
 
 const Case kCases[] = {
     {"same_stream", same_stream}, {"alternate", alternate},       {"null_after_stream", null_after_stream},
-    {"recreate", recreate},       {"failed_set", failed_set},     {"get_agrees", get_agrees},
+    {"recreate", recreate},       {"failed_set", failed_set},
+    {"recreate_shim_sees_destroy", recreate_shim_sees_destroy},
+    {"recreate_shim_sees_create", recreate_shim_sees_create},     {"get_agrees", get_agrees},
     {"stream_reuse", stream_reuse}, {"verify", verify},           {"fork", fork_child},
     {"exec", exec_child},         {"threads", threads},           {"race", race},
     {"table_full", table_full},

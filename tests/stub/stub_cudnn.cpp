@@ -6,8 +6,11 @@
 #include <cudnn.h>
 #include <pthread.h>
 
+#include <sched.h>
+
 #include <atomic>
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -40,6 +43,22 @@ StubHandle* lookup(cudnnHandle_t handle) {
 void poison_inherited_handles() {
   for (StubHandle& h : g_handles)
     if (h.live.load(std::memory_order_relaxed)) h.inherited.store(true, std::memory_order_relaxed);
+}
+
+// STUBCUDNN_JITTER=1: cudnnSetStream lingers a random while after storing the stream, so that
+// racing callers return in another order than they stored (what the race tests need to bite).
+const bool g_jitter = [] {
+  const char* value = std::getenv("STUBCUDNN_JITTER");
+  return value != nullptr && *value == '1';
+}();
+
+void linger() {
+  thread_local unsigned state = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(&state));
+  state = state * 1103515245u + 12345u;
+  const unsigned spins = (state >> 16) % 2000;
+  for (volatile unsigned i = 0; i < spins; ++i) {
+  }
+  if ((state >> 8) % 16 == 0) sched_yield();
 }
 
 struct RegisterForkHandler {
@@ -101,6 +120,7 @@ cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t stre
   if (h->inherited.load(std::memory_order_relaxed)) return CUDNN_STATUS_EXECUTION_FAILED;
   if (stream == STUBCUDNN_REJECTED_STREAM) return CUDNN_STATUS_BAD_PARAM;
   h->stream.store(stream, std::memory_order_relaxed);
+  if (g_jitter) linger();
   return CUDNN_STATUS_SUCCESS;
 }
 
