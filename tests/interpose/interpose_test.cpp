@@ -8,66 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/process.h"
+#include "tests/interpose/scenario_runner.h"
 
-using cudnn_fastpath::test::count_lines_containing;
-using cudnn_fastpath::test::EnvChange;
-using cudnn_fastpath::test::key_values;
-using cudnn_fastpath::test::make_temp_dir;
-using cudnn_fastpath::test::ProcessResult;
-using cudnn_fastpath::test::read_file;
-using cudnn_fastpath::test::run_process;
-
-namespace {
-
-struct Outcome {
-  ProcessResult process;
-  std::map<std::string, std::string> values;
-
-  long long operator[](const std::string& key) const {
-    const auto it = values.find(key);
-    INFO("stdout:\n" << process.out << "stderr:\n" << process.err);
-    REQUIRE(it != values.end());
-    return std::stoll(it->second);
-  }
-};
-
-struct Options {
-  bool preload = true;
-  std::string preload_value = SHIM_PATH;
-  std::vector<EnvChange> env;
-};
-
-// Runs scenario CASE in MODE ("linked", "global", "local", "deepbind", "none").
-Outcome run_scenario(const std::string& mode, const std::string& name, const Options& options = {}) {
-  std::vector<std::string> argv;
-  if (mode == "linked") argv = {SCENARIO_LINKED, name};
-  else argv = {SCENARIO_DLOPEN, mode, name};
-
-  // The child sees no CUDNN_FASTPATH_* or LD_* setting of whoever runs the tests, only ours:
-  // LD_LIBRARY_PATH could otherwise lead it to the real libcudnn instead of the stub.
-  std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true}};
-  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART"})
-    env.push_back({std::string("CUDNN_FASTPATH_") + name, "", true});
-  if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value});
-  else env.push_back({"LD_PRELOAD", "", true});
-  env.insert(env.end(), options.env.begin(), options.env.end());
-
-  Outcome outcome{run_process(argv, env), {}};
-  outcome.values = key_values(outcome.process.out);
-  INFO(mode << " " << name << " exited " << outcome.process.exit_code << "\nstdout:\n"
-            << outcome.process.out << "stderr:\n" << outcome.process.err);
-  REQUIRE(outcome.process.exit_code == 0);
-  return outcome;
-}
-
-// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
-const char* const kModes[] = {"linked", "global", "local"};
-
-}  // namespace
+using namespace cudnn_fastpath::test;
 
 TEST_CASE("1000 same-stream sets cost exactly one real call", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome shimmed = run_scenario(mode, "same_stream");
     CHECK(shimmed["failures"] == 0);
@@ -83,7 +29,7 @@ TEST_CASE("1000 same-stream sets cost exactly one real call", "[interpose]") {
 }
 
 TEST_CASE("alternating streams forward every call", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "alternate");
     CHECK(o["disagreements"] == 0);
@@ -92,7 +38,7 @@ TEST_CASE("alternating streams forward every call", "[interpose]") {
 }
 
 TEST_CASE("a null stream after a non-null one is forwarded, and cached in its turn", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "null_after_stream");
     CHECK(o["null_agrees"] == 1);
@@ -103,7 +49,7 @@ TEST_CASE("a null stream after a non-null one is forwarded, and cached in its tu
 }
 
 TEST_CASE("a handle destroyed and recreated at the same address is forwarded", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "recreate");
     REQUIRE(o["same_address"] == 1);  // the premise: the stub reuses the address, as cuDNN does
@@ -113,7 +59,7 @@ TEST_CASE("a handle destroyed and recreated at the same address is forwarded", "
 }
 
 TEST_CASE("destroy alone, and create alone, void the handle's slot", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     for (const char* name : {"recreate_shim_sees_destroy", "recreate_shim_sees_create"}) {
       INFO("mode " << mode << ", " << name);
       const Outcome o = run_scenario(mode, name);
@@ -124,7 +70,7 @@ TEST_CASE("destroy alone, and create alone, void the handle's slot", "[interpose
 }
 
 TEST_CASE("a failed set is never cached", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "failed_set");
     CHECK(o["rejected"] == 2);
@@ -133,7 +79,7 @@ TEST_CASE("a failed set is never cached", "[interpose]") {
 }
 
 TEST_CASE("cudnnGetStream agrees with every set, and only changes reach cuDNN", "[interpose]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "get_agrees");
     CHECK(o["disagreements"] == 0);
@@ -156,7 +102,7 @@ TEST_CASE("RTLD_DEEPBIND: the library binds to its own libcudnn and the shim sta
 }
 
 TEST_CASE("a destroyed stream's address, handed out again, reaches cuDNN", "[interpose][lifetime]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "stream_reuse");
     REQUIRE(o["same_address"] == 1);  // the premise: the runtime reuses the address
@@ -165,7 +111,7 @@ TEST_CASE("a destroyed stream's address, handed out again, reaches cuDNN", "[int
 }
 
 TEST_CASE("verify mode catches a stream changed behind the shim's back", "[interpose][verify]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     // Without verify the shim cannot know: this is the case verify mode exists for.
     const Outcome blind = run_scenario(mode, "verify");
@@ -182,7 +128,7 @@ TEST_CASE("verify mode catches a stream changed behind the shim's back", "[inter
 }
 
 TEST_CASE("fork: the child's first set on an inherited handle reaches cuDNN", "[interpose][fork]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "fork");
     CHECK(o["child_exit"] == 0);
@@ -193,7 +139,7 @@ TEST_CASE("fork: the child's first set on an inherited handle reaches cuDNN", "[
 }
 
 TEST_CASE("exec: the new program starts with a fresh shim", "[interpose][fork]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "exec");
     CHECK(o["real_set_stream"] == 1);
@@ -202,7 +148,7 @@ TEST_CASE("exec: the new program starts with a fresh shim", "[interpose][fork]")
 }
 
 TEST_CASE("threads on their own handles each cost one real call", "[interpose][threads]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "threads");
     CHECK(o["failures"] == 0);
@@ -210,24 +156,8 @@ TEST_CASE("threads on their own handles each cost one real call", "[interpose][t
   }
 }
 
-TEST_CASE("threads racing on one handle never leave the table claiming a stream cuDNN lacks",
-          "[stress]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    CHECK(run_scenario(mode, "race", {.env = {{"STUBCUDNN_JITTER", "1"}}})["stale"] == 0);
-  }
-}
-
-TEST_CASE("70,000 live handles: no wrong skip, no crash, one warning", "[stress]") {
-  const Outcome o = run_scenario("linked", "table_full");
-  CHECK(o["failures"] == 0);
-  CHECK(o["disagreements"] == 0);
-  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") == 1);
-  CHECK(count_lines_containing(o.process.err, "handles") == 1);
-}
-
 TEST_CASE("CUDNN_FASTPATH_DISABLE=1 makes the shim a pure pass-through", "[interpose][config]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
     CHECK(o["real_set_stream"] == 1000);
@@ -297,7 +227,7 @@ TEST_CASE("two copies of the shim: one line, and the calls still skip once", "[i
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath.so";
   REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "same_stream", {.preload_value = copy + " " + SHIM_PATH});
     CHECK(o["real_set_stream"] == 1);
@@ -334,4 +264,41 @@ TEST_CASE("programs that never touch cuDNN see nothing of the shim", "[interpose
     CHECK(py.exit_code == 3);
     CHECK(py.err.empty());
   }
+}
+
+TEST_CASE("a secure-execution process writes no statistics file", "[interpose][secure]") {
+  // A set-user-ID copy of the scenario, owned by nobody and run by root, is a secure-execution
+  // process (AT_SECURE). The control runs the same copy as nobody without the set-user-ID bit.
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) {
+    WARN("skipped: needs root and setpriv to make a secure-execution process");
+    return;
+  }
+  const std::string dir = make_temp_dir();
+  const std::string program = dir + "/scenario";
+  REQUIRE(run_process({"cp", SCENARIO_DLOPEN, program}).exit_code == 0);
+  REQUIRE(run_process({"chmod", "0777", dir}).exit_code == 0);
+  REQUIRE(run_process({"chown", "nobody", program}).exit_code == 0);
+  const std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true},
+                                      {"LD_PRELOAD", "", true},
+                                      {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats-%p.json"}};
+  const auto count_files = [&] {
+    return run_process({"sh", "-c", "ls " + dir + " | grep -c '^stats-'"}).out;
+  };
+
+  // Control: not secure, same user, same directory: the file is written.
+  const ProcessResult plain =
+      run_process({"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", program, "explicit", "same_stream"}, env);
+  INFO(plain.out << plain.err);
+  REQUIRE(plain.exit_code == 0);
+  // The shim was in use: one real call, plus the one sample that statistics mode times.
+  REQUIRE(key_values(plain.out)["real_set_stream"] == "2");
+  REQUIRE(count_files() == "1\n");
+  REQUIRE(run_process({"sh", "-c", "rm -f " + dir + "/stats-*"}).exit_code == 0);
+
+  REQUIRE(run_process({"chmod", "4755", program}).exit_code == 0);
+  const ProcessResult secure = run_process({program, "explicit", "same_stream"}, env);
+  INFO(secure.out << secure.err);
+  REQUIRE(secure.exit_code == 0);
+  CHECK(key_values(secure.out)["real_set_stream"] == "1");  // in use, and not counting
+  CHECK(count_files() == "0\n");
 }

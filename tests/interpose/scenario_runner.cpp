@@ -1,0 +1,36 @@
+#include "tests/interpose/scenario_runner.h"
+
+#include <catch2/catch.hpp>
+
+namespace cudnn_fastpath::test {
+
+long long Outcome::operator[](const std::string& key) const {
+  const auto it = values.find(key);
+  INFO("stdout:\n" << process.out << "stderr:\n" << process.err);
+  REQUIRE(it != values.end());
+  return std::stoll(it->second);
+}
+
+Outcome run_scenario(const std::string& mode, const std::string& name, const ScenarioOptions& options) {
+  std::vector<std::string> argv;
+  if (mode == "linked") argv = {SCENARIO_LINKED, name};
+  else argv = {SCENARIO_DLOPEN, mode, name};
+
+  // The child sees no CUDNN_FASTPATH_* or LD_* setting of whoever runs the tests, only ours:
+  // LD_LIBRARY_PATH could otherwise lead it to the real libcudnn instead of the stub.
+  std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true}};
+  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART"})
+    env.push_back({std::string("CUDNN_FASTPATH_") + name, "", true});
+  if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value});
+  else env.push_back({"LD_PRELOAD", "", true});
+  env.insert(env.end(), options.env.begin(), options.env.end());
+
+  Outcome outcome{run_process(argv, env), {}};
+  outcome.values = key_values(outcome.process.out);
+  INFO(mode << " " << name << " exited " << outcome.process.exit_code << "\nstdout:\n"
+            << outcome.process.out << "stderr:\n" << outcome.process.err);
+  REQUIRE(outcome.process.exit_code == 0);
+  return outcome;
+}
+
+}  // namespace cudnn_fastpath::test

@@ -1,0 +1,33 @@
+// Running a scenario program (scenario.cpp) under the shim and reading what it printed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+namespace cudnn_fastpath::test {
+
+struct Outcome {
+  ProcessResult process;
+  std::map<std::string, std::string> values;
+
+  // The value printed for `key`; fails the test if the scenario did not print it.
+  long long operator[](const std::string& key) const;
+};
+
+struct ScenarioOptions {
+  bool preload = true;
+  std::string preload_value = SHIM_PATH;
+  std::vector<EnvChange> env;
+};
+
+// Runs scenario `name` in `mode` ("linked", "global", "local", "deepbind", "none") and requires
+// that it exits 0. The child sees none of the caller's CUDNN_FASTPATH_* or LD_LIBRARY_PATH.
+Outcome run_scenario(const std::string& mode, const std::string& name, const ScenarioOptions& options = {});
+
+// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
+inline const char* const kGlobalScopeModes[] = {"linked", "global", "local"};
+
+}  // namespace cudnn_fastpath::test
