@@ -63,6 +63,22 @@ bool expand_path(const char* pattern, char* out, std::size_t size) {
   return true;
 }
 
+// A path as a JSON string body: quotes, backslashes and control characters escaped.
+void json_escape(const char* in, char* out, std::size_t size) {
+  std::size_t used = 0;
+  for (const unsigned char* p = reinterpret_cast<const unsigned char*>(in); *p && used + 7 < size; ++p) {
+    if (*p == '"' || *p == '\\') {
+      out[used++] = '\\';
+      out[used++] = static_cast<char>(*p);
+    } else if (*p < 0x20) {
+      used += static_cast<std::size_t>(std::snprintf(out + used, size - used, "\\u%04x", *p));
+    } else {
+      out[used++] = static_cast<char>(*p);
+    }
+  }
+  out[used] = '\0';
+}
+
 void write_json(const Figures& f, const char* pattern) {
   // A setuid or otherwise secure-execution process writes no file: secure_getenv already hid the
   // variable there, and this is the second lock on that door.
@@ -75,6 +91,8 @@ void write_json(const Figures& f, const char* pattern) {
   const Resolution& cudnn = resolution(Library::kCudnn);
   const Resolution& cudart = resolution(Library::kCudart);
   const Config& cfg = config();
+  char library[1024];
+  json_escape(cudnn.object, library, sizeof library);
   char json[4096];
   const int length = std::snprintf(
       json, sizeof json,
@@ -103,7 +121,7 @@ void write_json(const Figures& f, const char* pattern) {
       static_cast<unsigned long long>(f[Counter::kVerifyMismatches]),
       static_cast<unsigned long long>(f.handles), static_cast<unsigned long long>(f[Counter::kTableFull]),
       static_cast<unsigned long long>(f[Counter::kStreamsForgotten]), to_string(cudnn.found_by),
-      cudnn.object, to_string(cudart.found_by), f.forwarded_same_stream_ns, f.saved_ns,
+      library, to_string(cudart.found_by), f.forwarded_same_stream_ns, f.saved_ns,
       cfg.verify ? "true" : "false", cfg.disable ? "true" : "false");
   if (length <= 0 || static_cast<std::size_t>(length) >= sizeof json) return;
 
