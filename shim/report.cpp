@@ -36,9 +36,9 @@ Figures gather() {
   sum_counters(f.counters);
   f.calls = f[Counter::kSkipped] + f[Counter::kForwarded];
   f.handles = handle_table().claimed();
-  if (f[Counter::kSampled] != 0)
-    f.forwarded_same_stream_ns =
-        static_cast<double>(f[Counter::kSampleNanoseconds]) / static_cast<double>(f[Counter::kSampled]);
+  if (f[Counter::kSamplesTimed] != 0)
+    f.forwarded_same_stream_ns = static_cast<double>(f[Counter::kSampleNanoseconds]) /
+                                 static_cast<double>(f[Counter::kSamplesTimed]);
   f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f[Counter::kSkipped]);
   return f;
 }
@@ -102,6 +102,7 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"skipped\": %llu,\n"
       "  \"forwarded\": %llu,\n"
       "  \"sampled\": %llu,\n"
+      "  \"samples_timed\": %llu,\n"
       "  \"verify_mismatches\": %llu,\n"
       "  \"handles\": %llu,\n"
       "  \"table_full\": %llu,\n"
@@ -118,6 +119,7 @@ void write_json(const Figures& f, const char* pattern) {
       static_cast<unsigned long long>(f[Counter::kSkipped]),
       static_cast<unsigned long long>(f[Counter::kForwarded]),
       static_cast<unsigned long long>(f[Counter::kSampled]),
+      static_cast<unsigned long long>(f[Counter::kSamplesTimed]),
       static_cast<unsigned long long>(f[Counter::kVerifyMismatches]),
       static_cast<unsigned long long>(f.handles), static_cast<unsigned long long>(f[Counter::kTableFull]),
       static_cast<unsigned long long>(f[Counter::kStreamsForgotten]), to_string(cudnn.found_by),
@@ -152,9 +154,9 @@ void write_stderr(const Figures& f) {
            static_cast<unsigned long long>(f[Counter::kVerifyMismatches]),
            static_cast<unsigned long long>(f.handles), static_cast<unsigned long long>(f[Counter::kTableFull]));
   const Resolution& cudnn = resolution(Library::kCudnn);
-  if (f[Counter::kSampled] != 0)
-    log_line("saved about %.3f ms (%.0f ns per forwarded same-stream call, %llu samples); cuDNN found by %s in %s",
-             f.saved_ns / 1e6, f.forwarded_same_stream_ns, static_cast<unsigned long long>(f[Counter::kSampled]),
+  if (f[Counter::kSamplesTimed] != 0)
+    log_line("saved about %.3f ms (%.0f ns per forwarded same-stream call, %llu timed); cuDNN found by %s in %s",
+             f.saved_ns / 1e6, f.forwarded_same_stream_ns, static_cast<unsigned long long>(f[Counter::kSamplesTimed]),
              to_string(cudnn.found_by), cudnn.object);
   else
     log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s",

@@ -9,7 +9,8 @@ enum class Counter : int {
   kSkipped,           // cudnnSetStream answered from the table
   kForwarded,         // cudnnSetStream that reached cuDNN (sampled ones included)
   kSampled,           // would-be skips forwarded on purpose to time them (see entry_points.cpp)
-  kSampleNanoseconds, // their total time
+  kSamplesTimed,      // those of them that were timed
+  kSampleNanoseconds, // their total time, the clock's own cost taken off
   kVerifyMismatches,  // verify mode: cuDNN held another stream than the table said
   kTableFull,         // calls forwarded because their handle found no free slot
   kStreamsForgotten,  // slots forgotten because their stream was destroyed

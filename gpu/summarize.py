@@ -1,0 +1,155 @@
+"""The last step of scripts/gpu-check: one results file, one markdown table, the table printed.
+
+    python3 summarize.py --out DIR [--machine KEY=VALUE ...] [--step NAME=STATUS ...]
+                         [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--torchrun JSON]
+
+Every input is optional: whatever ran is reported, whatever did not is said so. Standard library only.
+"""
+import argparse
+import json
+import re
+from pathlib import Path
+
+
+def read_json(path):
+    try:
+        return json.loads(Path(path).read_text()) if path else None
+    except (OSError, ValueError) as error:
+        return {"error": f"{path}: {error}"}
+
+
+def ctest_summary(path):
+    """'N tests passed, M failed, K skipped of T' from a ctest log."""
+    try:
+        text = Path(path).read_text(errors="replace")
+    except OSError:
+        return {"log": path, "summary": "no log"}
+    total = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
+    skipped = len(re.findall(r"\(Skipped\)$", text, flags=re.M))
+    failed_names = re.findall(r"^\s*\d+ - (.+?) \((Failed|Timeout|Not Run|SEGFAULT|Subprocess aborted|Exception)\)",
+                              text, flags=re.M)
+    if not total:
+        return {"log": path, "summary": "no summary line (did ctest run?)", "failed": failed_names}
+    failed, count = int(total.group(2)), int(total.group(3))
+    return {"log": path, "total": count, "failed": failed, "skipped": skipped,
+            "passed": count - failed - skipped, "failed_tests": [name for name, _ in failed_names],
+            "summary": f"{count - failed - skipped} passed, {failed} failed, {skipped} skipped of {count}"}
+
+
+def us(ns):
+    return f"{ns / 1000:.1f}"
+
+
+def bench_table(bench):
+    if not bench or "rows" not in bench:
+        return ["(benchmark did not run)" + (f": {bench['error']}" if bench and "error" in bench else "")]
+    lines = [f"ns per call, median (p10-p90) of {bench['rounds']} rounds x {bench['calls_per_round']} calls, "
+             f"cuDNN directly and through {'the shim' if bench['through_shim'] else 'NO shim (not preloaded)'}:", "",
+             "| call | cuDNN directly | through the shim | ratio |", "| --- | --- | --- | --- |"]
+    for row in bench["rows"]:
+        real = f"{row['real_ns']:.0f} ({row['real_p10']:.0f}-{row['real_p90']:.0f})"
+        if "shim_ns" in row:
+            shim = f"{row['shim_ns']:.1f} ({row['shim_p10']:.1f}-{row['shim_p90']:.1f})"
+            lines.append(f"| `cudnnSetStream`, {row['call']} | {real} | {shim} | {row['shim_ns'] / row['real_ns']:.2f} |")
+        else:
+            lines.append(f"| `{row['call']}` | {real} | | |")
+    lines += ["", f"Two clock_gettime reads (what the shim's sampled timing adds): {bench.get('clock_pair_ns', 0):.0f} ns"]
+    return lines
+
+
+def timing_table(timing):
+    if not timing or not timing.get("rounds"):
+        return ["(PyTorch timing did not run)"]
+    lines = [f"Per-iteration time, batch 1, 16 conv+bn+ReLU blocks, eval; {timing['rounds']} rounds "
+             f"(asked {timing['rounds_asked']}), each a process without and a process with the shim, "
+             "order alternating; µs, median (min-max) over rounds:", "",
+             "| per iteration | without shim | with shim | gain per round, median (min-max) | verdict |",
+             "| --- | --- | --- | --- | --- |"]
+    for metric, label in (("enqueue_ns", "host enqueue"), ("complete_ns", "to completion")):
+        m = timing[metric]
+        w, s, g = m["without"], m["with"], m["gain_per_round"]
+        verdict = "inside the noise" if m["inside_noise"] else ("shim faster" if g["median"] > 0 else "shim slower")
+        lines.append(f"| {label} | {us(w['median'])} ({us(w['min'])}-{us(w['max'])}) | "
+                     f"{us(s['median'])} ({us(s['min'])}-{us(s['max'])}) | "
+                     f"{g['median']:.0f} ns ({g['min']:.0f} to {g['max']:.0f}) | {verdict} |")
+    saved = timing["saved_ns_per_iteration"]
+    per_call = timing["forwarded_same_stream_ns"]
+    calls = timing.get("set_stream_calls_per_iteration")
+    lines += ["", f"The shim's own estimate (saved_ns_estimate / iterations): {saved['median']:.0f} ns per iteration "
+              f"({calls:g} cudnnSetStream calls per iteration, forwarded_same_stream_ns median {per_call['median']:.0f})."
+              if calls else f"The shim's own estimate: {saved['median']:.0f} ns per iteration."]
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--machine", action="append", default=[], help="KEY=VALUE")
+    parser.add_argument("--step", action="append", default=[], help="NAME=STATUS")
+    parser.add_argument("--ctest", action="append", default=[], help="NAME=LOG")
+    parser.add_argument("--bench")
+    parser.add_argument("--pytorch")
+    parser.add_argument("--torchrun")
+    args = parser.parse_args()
+
+    machine = {k: v for k, v in (item.split("=", 1) for item in args.machine) if v.strip()}
+    steps = dict(item.split("=", 1) for item in args.step)
+    ctest = {name: ctest_summary(log) for name, log in (item.split("=", 1) for item in args.ctest)}
+    bench, pytorch, torchrun = read_json(args.bench), read_json(args.pytorch), read_json(args.torchrun)
+    if pytorch and pytorch.get("versions"):
+        machine.update({f"{k} (PyTorch)": v for k, v in pytorch["versions"].items() if v})
+
+    checks = (pytorch or {}).get("checks", [])
+    failed_checks = [c for c in checks if c["passed"] is False]
+    judged = [c for c in checks if c["passed"] is not None]
+    rows = [("build", steps.get("build", "?"))]
+    for name, s in ctest.items():
+        failed = s.get("failed_tests") or []
+        listed = ", ".join(failed[:4]) + (f" and {len(failed) - 4} more" if len(failed) > 4 else "")
+        rows.append((f"ctest {name}", s["summary"] + (f" (failed: {listed})" if failed else "")))
+    rows.append(("PyTorch checks", f"{len(judged) - len(failed_checks)} of {len(judged)} passed" if checks
+                 else steps.get("pytorch", "did not run")))
+    rows += [(f"  FAILED: {c['check']}", c["detail"]) for c in failed_checks]
+    rows.append(("cudnnSetStream benchmark", steps.get("bench", "?")))
+    if torchrun:
+        rows.append(("torchrun, 2 ranks", "passed" if not torchrun.get("failures") else "; ".join(torchrun["failures"])))
+    else:
+        rows.append(("torchrun, 2 ranks", steps.get("torchrun", "not run")))
+
+    md = ["# gpu-check results", "", "| machine | |", "| --- | --- |"]
+    md += [f"| {k} | {v} |" for k, v in machine.items()]
+    md += ["", "| step | result |", "| --- | --- |"] + [f"| {k} | {v} |" for k, v in rows]
+    if checks:
+        md += ["", "## PyTorch checks", "", "| check | result | detail |", "| --- | --- | --- |"]
+        md += [f"| {c['check']} | {({True: 'pass', False: 'FAIL', None: 'info'})[c['passed']]} | {c['detail']} |"
+               for c in checks]
+    md += ["", "## cudnnSetStream cost", ""] + bench_table(bench)
+    md += ["", "## PyTorch per-iteration time", ""] + timing_table((pytorch or {}).get("timing"))
+    if torchrun and torchrun.get("ranks"):
+        md += ["", "## torchrun ranks", "", "| rank | set_stream_calls | forwarded - sampled | handles | resolved_by |",
+               "| --- | --- | --- | --- | --- |"]
+        for r in torchrun["ranks"]:
+            s = r["stats"]
+            md.append(f"| {r['rank']['rank']} | {s['set_stream_calls']} | {s['forwarded'] - s['sampled']} | "
+                      f"{s['handles']} | {s['resolved_by']} |")
+
+    out = Path(args.out)
+    (out / "summary.md").write_text("\n".join(md) + "\n")
+    everything_passed = (not failed_checks and bool(checks)
+                         and not any("FAILED" in status or "NOT BUILT" in status for status in steps.values())
+                         and all(s.get("failed", 1) == 0 for s in ctest.values())
+                         and not (torchrun and torchrun.get("failures")))
+    (out / "results.json").write_text(json.dumps(
+        {"passed": everything_passed, "machine": machine, "steps": steps, "ctest": ctest,
+         "bench": bench, "pytorch": pytorch, "torchrun": torchrun}, indent=2))
+
+    # The short table, printed last.
+    print("\n".join(["", "=" * 72, "gpu-check summary (" + ", ".join(f"{k} {v}" for k, v in machine.items()) + ")", ""]
+                    + [f"| {k} | {v} |" for k, v in rows] + [""] + bench_table(bench) + [""]
+                    + timing_table((pytorch or {}).get("timing"))))
+    print("\nOVERALL: " + ("PASS" if everything_passed else "FAIL (see above)"))
+    return 0 if everything_passed else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
