@@ -43,6 +43,13 @@ endif()
 
 find_path(CUDNN_INCLUDE_DIR cudnn_version.h
   HINTS ${_cudnn_hints} PATH_SUFFIXES include targets/x86_64-linux/include)
+# The library next to the headers first: a machine may hold several cuDNNs (the pip wheel's and a
+# system one, say), and headers of one with the library of another is a silent mismatch.
+if(CUDNN_INCLUDE_DIR)
+  get_filename_component(_cudnn_prefix "${CUDNN_INCLUDE_DIR}" DIRECTORY)
+  find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 libcudnn.so.8
+    PATHS "${_cudnn_prefix}" PATH_SUFFIXES lib64 lib targets/x86_64-linux/lib NO_DEFAULT_PATH)
+endif()
 find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 libcudnn.so.8
   HINTS ${_cudnn_hints} PATH_SUFFIXES lib64 lib targets/x86_64-linux/lib)
 

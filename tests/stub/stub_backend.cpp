@@ -1,0 +1,510 @@
+// The backend API of the fake libcudnn.so.9: descriptors kept in memory, checked the way cuDNN
+// checks them on the paths the frontend takes, and executed by recording what would have run.
+// See stub_backend_control.h for what a test can read and steer.
+#include <cudnn_graph.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "tests/stub/stub_backend_control.h"
+
+namespace {
+
+constexpr int kEngines = 16;
+constexpr int kDescriptorTypes = 64;
+constexpr int kHeuristicModes = CUDNN_HEUR_MODES_COUNT;
+
+struct Attribute {
+  cudnnBackendAttributeType_t type;
+  std::int64_t count;
+  std::vector<unsigned char> bytes;
+};
+
+struct StubDescriptor {
+  cudnnBackendDescriptorType_t type;
+  bool finalized = false;
+  std::map<int, Attribute> attributes;
+  // Filled in by the stub itself: the engine of an engine configuration (from the heuristics) or
+  // of an engine descriptor (read from a configuration), and the graph the heuristics were asked
+  // about.
+  std::int64_t engine = -1;
+  StubDescriptor* graph = nullptr;
+};
+
+struct EngineBehaviour {
+  cudnnStatus_t plan_status = CUDNN_STATUS_SUCCESS;
+  std::int64_t workspace = 0;
+  std::vector<cudnnBackendNumericalNote_t> notes;
+  std::vector<cudnnBackendBehaviorNote_t> behaviour;
+};
+
+// Everything below is under g_lock.
+std::mutex g_lock;
+std::unordered_set<StubDescriptor*>* g_live = nullptr;
+std::vector<std::int64_t> g_heuristics[kHeuristicModes];
+EngineBehaviour g_engines[kEngines];
+cudnnStatus_t g_graph_status = CUDNN_STATUS_SUCCESS;
+cudnnStatus_t g_execute_status = CUDNN_STATUS_SUCCESS;
+StubBackendExecution g_last_execution{};
+std::uint64_t g_created_by_type[kDescriptorTypes] = {};
+
+std::atomic<std::uint64_t> g_create{0}, g_destroy{0}, g_set{0}, g_get{0}, g_finalize{0},
+    g_execute{0}, g_last_error_reads{0};
+
+thread_local char t_last_error[256] = "";
+
+void reset_configuration_locked() {
+  for (auto& offered : g_heuristics) offered.clear();
+  g_heuristics[CUDNN_HEUR_MODE_A] = {0, 1};
+  g_heuristics[CUDNN_HEUR_MODE_FALLBACK] = {2};
+  for (EngineBehaviour& engine : g_engines) engine = EngineBehaviour{};
+  g_graph_status = CUDNN_STATUS_SUCCESS;
+  g_execute_status = CUDNN_STATUS_SUCCESS;
+}
+
+struct Defaults {
+  Defaults() {
+    std::lock_guard<std::mutex> guard(g_lock);
+    g_live = new std::unordered_set<StubDescriptor*>;
+    reset_configuration_locked();
+  }
+} g_defaults;
+
+// A failure, with the sentence cudnnGetLastErrorString will return.
+cudnnStatus_t fail(cudnnStatus_t status, const char* format, std::int64_t value = 0) {
+  std::snprintf(t_last_error, sizeof t_last_error, format, static_cast<long long>(value));
+  return status;
+}
+
+StubDescriptor* live(cudnnBackendDescriptor_t descriptor) {
+  auto* d = static_cast<StubDescriptor*>(descriptor);
+  return g_live->count(d) ? d : nullptr;
+}
+
+std::size_t element_size(cudnnBackendAttributeType_t type) {
+  switch (type) {
+    case CUDNN_TYPE_HANDLE:
+    case CUDNN_TYPE_VOID_PTR:
+    case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(void*);
+    case CUDNN_TYPE_INT64:
+    case CUDNN_TYPE_DOUBLE: return 8;
+    case CUDNN_TYPE_BOOLEAN: return sizeof(bool);
+    case CUDNN_TYPE_CHAR: return 1;
+    case CUDNN_TYPE_FRACTION: return sizeof(cudnnFraction_t);
+    default: return 4;  // float, int32 and the enumerations
+  }
+}
+
+const Attribute* find(const StubDescriptor& d, cudnnBackendAttributeName_t name) {
+  auto it = d.attributes.find(name);
+  return it == d.attributes.end() ? nullptr : &it->second;
+}
+
+template <typename T>
+T element(const Attribute& attribute, std::int64_t index) {
+  T value;
+  std::memcpy(&value, attribute.bytes.data() + index * sizeof(T), sizeof(T));
+  return value;
+}
+
+// The descriptor an attribute of `d` refers to, if it is alive.
+StubDescriptor* referenced(const StubDescriptor& d, cudnnBackendAttributeName_t name,
+                           std::int64_t index = 0) {
+  const Attribute* a = find(d, name);
+  if (a == nullptr || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || index >= a->count) return nullptr;
+  return live(element<cudnnBackendDescriptor_t>(*a, index));
+}
+
+struct Required {
+  cudnnBackendAttributeName_t name;
+  cudnnBackendAttributeType_t type;
+};
+
+// What each descriptor the frontend finalizes must have, as cuDNN requires it.
+std::vector<Required> required_for(cudnnBackendDescriptorType_t type) {
+  switch (type) {
+    case CUDNN_BACKEND_TENSOR_DESCRIPTOR:
+      return {{CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE},
+              {CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64}};
+    case CUDNN_BACKEND_MATMUL_DESCRIPTOR:
+      return {{CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE}};
+    case CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR:
+      return {{CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR}};
+    case CUDNN_BACKEND_POINTWISE_DESCRIPTOR:
+      return {{CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE}};
+    case CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR:
+      return {{CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR}};
+    case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR:
+      return {{CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE},
+              {CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE},
+              {CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64}};
+    case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
+      return {{CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT},
+              {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT}};
+    case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
+      return {{CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE},
+              {CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR}};
+    case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
+      return {{CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR},
+              {CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE}};
+    case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
+      return {{CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE},
+              {CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR}};
+    case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
+      return {{CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64},
+              {CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR}};
+    default:
+      return {};
+  }
+}
+
+cudnnStatus_t check_finalizable(const StubDescriptor& d) {
+  for (const Required& r : required_for(d.type)) {
+    const Attribute* a = find(d, r.name);
+    if (a == nullptr || a->type != r.type || a->count < 1)
+      return fail(CUDNN_STATUS_BAD_PARAM, "stub: attribute %lld missing or of the wrong type", r.name);
+  }
+  // Every descriptor referred to must be alive and finalized.
+  for (const auto& [name, a] : d.attributes) {
+    if (a.type != CUDNN_TYPE_BACKEND_DESCRIPTOR) continue;
+    for (std::int64_t i = 0; i < a.count; ++i) {
+      const StubDescriptor* target = live(element<cudnnBackendDescriptor_t>(a, i));
+      if (target == nullptr || !target->finalized)
+        return fail(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED,
+                    "stub: attribute %lld refers to a descriptor that is not finalized", name);
+    }
+  }
+  if (d.type == CUDNN_BACKEND_TENSOR_DESCRIPTOR &&
+      find(d, CUDNN_ATTR_TENSOR_DIMENSIONS)->count != find(d, CUDNN_ATTR_TENSOR_STRIDES)->count)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: %lld dimensions and a different number of strides",
+                find(d, CUDNN_ATTR_TENSOR_DIMENSIONS)->count);
+  if (d.type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR &&
+      find(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS)->count !=
+          find(d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)->count)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: %lld unique ids and a different number of pointers",
+                find(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS)->count);
+  if (d.type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR && g_graph_status != CUDNN_STATUS_SUCCESS)
+    return fail(g_graph_status, "stub: operation graphs are refused (status %lld)", g_graph_status);
+  if (d.type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
+    const StubDescriptor* config = referenced(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+    if (config->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR || config->engine < 0)
+      return fail(CUDNN_STATUS_BAD_PARAM, "stub: the plan's engine configuration came from no heuristics");
+    const cudnnStatus_t refusal = g_engines[config->engine].plan_status;
+    if (refusal != CUDNN_STATUS_SUCCESS)
+      return fail(refusal, "stub: engine %lld does not support this graph", config->engine);
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The unique ids of the non-virtual tensors of the graph a plan was built for (at most 16).
+std::int64_t graph_tensors(const StubDescriptor& plan, std::int64_t uids[16]) {
+  const StubDescriptor* config = referenced(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  const StubDescriptor* graph = config ? config->graph : nullptr;
+  if (graph == nullptr || !g_live->count(const_cast<StubDescriptor*>(graph))) return 0;
+  std::int64_t count = 0;
+  const Attribute* ops = find(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+  for (std::int64_t op = 0; ops != nullptr && op < ops->count; ++op) {
+    const StubDescriptor* operation = live(element<cudnnBackendDescriptor_t>(*ops, op));
+    if (operation == nullptr) continue;
+    for (const auto& [name, a] : operation->attributes) {
+      if (a.type != CUDNN_TYPE_BACKEND_DESCRIPTOR) continue;
+      const StubDescriptor* tensor = live(element<cudnnBackendDescriptor_t>(a, 0));
+      if (tensor == nullptr || tensor->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR) continue;
+      const Attribute* is_virtual = find(*tensor, CUDNN_ATTR_TENSOR_IS_VIRTUAL);
+      if (is_virtual != nullptr && element<bool>(*is_virtual, 0)) continue;
+      const auto uid = element<std::int64_t>(*find(*tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID), 0);
+      if (std::find(uids, uids + count, uid) == uids + count && count < 16) uids[count++] = uid;
+    }
+  }
+  return count;
+}
+
+// GetAttribute for the results the stub computes rather than stores.
+cudnnStatus_t get_computed(StubDescriptor& d, cudnnBackendAttributeName_t name,
+                           cudnnBackendAttributeType_t type, std::int64_t requested,
+                           std::int64_t* count, void* elements, bool* handled) {
+  *handled = true;
+  if (d.type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR && name == CUDNN_ATTR_ENGINEHEUR_RESULTS) {
+    const auto mode = element<cudnnBackendHeurMode_t>(*find(d, CUDNN_ATTR_ENGINEHEUR_MODE), 0);
+    const std::vector<std::int64_t>& offered = g_heuristics[mode];
+    const auto available = static_cast<std::int64_t>(offered.size());
+    if (requested == 0) {
+      *count = available;
+      return CUDNN_STATUS_SUCCESS;
+    }
+    auto* configs = static_cast<cudnnBackendDescriptor_t*>(elements);
+    const std::int64_t filled = std::min(requested, available);
+    for (std::int64_t i = 0; i < filled; ++i) {
+      StubDescriptor* config = live(configs[i]);
+      if (config == nullptr || config->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)
+        return fail(CUDNN_STATUS_BAD_PARAM, "stub: result %lld is not an engine configuration", i);
+      config->engine = offered[i];
+      config->graph = referenced(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
+      config->finalized = true;
+    }
+    *count = filled;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (d.type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR && name == CUDNN_ATTR_ENGINECFG_ENGINE) {
+    StubDescriptor* engine = live(*static_cast<cudnnBackendDescriptor_t*>(elements));
+    if (engine == nullptr || engine->type != CUDNN_BACKEND_ENGINE_DESCRIPTOR || requested < 1)
+      return fail(CUDNN_STATUS_BAD_PARAM, "stub: %lld: not an engine descriptor", name);
+    engine->engine = d.engine;
+    engine->finalized = true;
+    *count = 1;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (d.type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX) {
+    *static_cast<std::int64_t*>(elements) = d.engine;
+    *count = 1;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (d.type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_NUMERICAL_NOTE) {
+    const auto& notes = g_engines[d.engine].notes;
+    const std::int64_t n = std::min(requested, static_cast<std::int64_t>(notes.size()));
+    std::copy(notes.begin(), notes.begin() + n, static_cast<cudnnBackendNumericalNote_t*>(elements));
+    *count = n;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (d.type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE) {
+    const auto& notes = g_engines[d.engine].behaviour;
+    const std::int64_t n = std::min(requested, static_cast<std::int64_t>(notes.size()));
+    std::copy(notes.begin(), notes.begin() + n, static_cast<cudnnBackendBehaviorNote_t*>(elements));
+    *count = n;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  if (d.type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
+      name == CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE && type == CUDNN_TYPE_INT64) {
+    const StubDescriptor* config = referenced(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+    *static_cast<std::int64_t*>(elements) = g_engines[config->engine].workspace;
+    *count = 1;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  *handled = false;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+bool valid_engine(std::int64_t engine) { return engine >= 0 && engine < kEngines; }
+
+}  // namespace
+
+extern "C" {
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+                                                       cudnnBackendDescriptor_t* descriptor) {
+  g_create.fetch_add(1, std::memory_order_relaxed);
+  if (descriptor == nullptr || type < 0 || type >= kDescriptorTypes)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: cannot create descriptor type %lld", type);
+  auto* d = new StubDescriptor;
+  d->type = type;
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_live->insert(d);
+  ++g_created_by_type[type];
+  *descriptor = d;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
+  g_destroy.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  StubDescriptor* d = live(descriptor);
+  if (d == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: destroying an unknown descriptor");
+  g_live->erase(d);
+  delete d;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendInitialize(cudnnBackendDescriptor_t) {
+  return fail(CUDNN_STATUS_NOT_SUPPORTED, "stub: cudnnBackendInitialize is deprecated");
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
+                                                   cudnnBackendAttributeName_t name,
+                                                   cudnnBackendAttributeType_t type,
+                                                   int64_t count, const void* elements) {
+  g_set.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  StubDescriptor* d = live(descriptor);
+  if (d == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: setting %lld on an unknown descriptor", name);
+  if (d->finalized) return fail(CUDNN_STATUS_BAD_PARAM, "stub: setting %lld on a finalized descriptor", name);
+  if (count < 0 || (count > 0 && elements == nullptr))
+    return fail(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "stub: attribute %lld without elements", name);
+  const auto* bytes = static_cast<const unsigned char*>(elements);
+  d->attributes[name] = Attribute{type, count, {bytes, bytes + count * element_size(type)}};
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
+                                                   cudnnBackendAttributeName_t name,
+                                                   cudnnBackendAttributeType_t type,
+                                                   int64_t requested, int64_t* count,
+                                                   void* elements) {
+  g_get.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  StubDescriptor* d = live(descriptor);
+  if (d == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: getting %lld of an unknown descriptor", name);
+  if (!d->finalized)
+    return fail(CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED, "stub: getting %lld of a descriptor not finalized", name);
+  if (count == nullptr || (requested > 0 && elements == nullptr))
+    return fail(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "stub: getting %lld into nothing", name);
+  bool handled = false;
+  const cudnnStatus_t computed = get_computed(*d, name, type, requested, count, elements, &handled);
+  if (handled) return computed;
+  const Attribute* a = find(*d, name);
+  if (a == nullptr || a->type != type)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: attribute %lld not set or of another type", name);
+  const std::int64_t n = std::min(requested, a->count);
+  if (n > 0) std::memcpy(elements, a->bytes.data(), n * element_size(type));
+  *count = a->count;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+  g_finalize.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  StubDescriptor* d = live(descriptor);
+  if (d == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: finalizing an unknown descriptor");
+  if (d->finalized) return fail(CUDNN_STATUS_BAD_PARAM, "stub: finalizing a descriptor twice");
+  const cudnnStatus_t status = check_finalizable(*d);
+  if (status == CUDNN_STATUS_SUCCESS) d->finalized = true;
+  return status;
+}
+
+// Allocates nothing: the frontend's tests count heap allocations around steady-state executes.
+cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle,
+                                              cudnnBackendDescriptor_t plan_descriptor,
+                                              cudnnBackendDescriptor_t pack_descriptor) {
+  g_execute.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  const StubDescriptor* plan = live(plan_descriptor);
+  const StubDescriptor* pack = live(pack_descriptor);
+  if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a handle");
+  if (plan == nullptr || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !plan->finalized)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized execution plan");
+  if (pack == nullptr || pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !pack->finalized)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized variant pack");
+
+  const Attribute& uids = *find(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
+  const Attribute& pointers = *find(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
+  const Attribute* workspace = find(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE);
+  std::int64_t needed[16];
+  const std::int64_t needed_count = graph_tensors(*plan, needed);
+  for (std::int64_t i = 0; i < needed_count; ++i) {
+    bool given = false;
+    for (std::int64_t j = 0; j < uids.count; ++j)
+      if (element<std::int64_t>(uids, j) == needed[i] && element<void*>(pointers, j) != nullptr)
+        given = true;
+    if (!given) return fail(CUDNN_STATUS_BAD_PARAM, "stub: no pointer for tensor %lld", needed[i]);
+  }
+  const StubDescriptor* config = referenced(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  void* workspace_pointer = workspace ? element<void*>(*workspace, 0) : nullptr;
+  if (g_engines[config->engine].workspace > 0 && workspace_pointer == nullptr)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: engine %lld needs a workspace", config->engine);
+
+  StubBackendExecution& e = g_last_execution;
+  e.handle = handle;
+  e.plan = plan_descriptor;
+  e.variant_pack = pack_descriptor;
+  e.engine = config->engine;
+  e.tensor_count = std::min<std::int64_t>(uids.count, 16);
+  for (std::int64_t i = 0; i < e.tensor_count; ++i) {
+    e.uids[i] = element<std::int64_t>(uids, i);
+    e.pointers[i] = element<void*>(pointers, i);
+  }
+  e.workspace = workspace_pointer;
+  return g_execute_status;
+}
+
+void CUDNNWINAPI cudnnGetLastErrorString(char* message, size_t max_size) {
+  g_last_error_reads.fetch_add(1, std::memory_order_relaxed);
+  if (message == nullptr || max_size == 0) return;
+  std::snprintf(message, max_size, "%s", t_last_error);
+}
+
+StubBackendCounters stubbackend_counters(void) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return {g_create.load(), g_destroy.load(), g_set.load(), g_get.load(), g_finalize.load(),
+          g_execute.load(), g_last_error_reads.load(), g_live->size()};
+}
+
+std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return type >= 0 && type < kDescriptorTypes ? g_created_by_type[type] : 0;
+}
+
+void stubbackend_reset(void) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  reset_configuration_locked();
+}
+
+void stubbackend_set_heuristic_results(cudnnBackendHeurMode_t mode, const std::int64_t* engines,
+                                       std::int64_t count) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (mode < 0 || mode >= kHeuristicModes) return;
+  g_heuristics[mode].clear();
+  for (std::int64_t i = 0; i < count; ++i)
+    if (valid_engine(engines[i])) g_heuristics[mode].push_back(engines[i]);
+}
+
+void stubbackend_set_engine_notes(std::int64_t engine, const cudnnBackendNumericalNote_t* notes,
+                                  std::int64_t count) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (valid_engine(engine)) g_engines[engine].notes.assign(notes, notes + count);
+}
+
+void stubbackend_set_engine_behaviour_notes(std::int64_t engine,
+                                            const cudnnBackendBehaviorNote_t* notes,
+                                            std::int64_t count) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (valid_engine(engine)) g_engines[engine].behaviour.assign(notes, notes + count);
+}
+
+void stubbackend_set_engine_workspace(std::int64_t engine, std::int64_t bytes) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (valid_engine(engine)) g_engines[engine].workspace = bytes;
+}
+
+void stubbackend_refuse_engine(std::int64_t engine, cudnnStatus_t status) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  if (valid_engine(engine)) g_engines[engine].plan_status = status;
+}
+
+void stubbackend_refuse_operation_graphs(cudnnStatus_t status) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_graph_status = status;
+}
+
+void stubbackend_set_execute_status(cudnnStatus_t status) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_execute_status = status;
+}
+
+StubBackendExecution stubbackend_last_execution(void) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return g_last_execution;
+}
+
+}  // extern "C"
