@@ -228,11 +228,13 @@ int main(int argc, char** argv) {
   const bool gpu = !force_stub && open_gpu(driver, no_gpu);
   Cudnn cudnn;
   if (gpu) {
-    // The one the system finds first (LD_LIBRARY_PATH, ld.so.cache), else the one CMake found.
-    std::vector<const char*> names = {"libcudnn.so.9"};
-#ifdef DEMO_CUDNN_FALLBACK
-    names.push_back(DEMO_CUDNN_FALLBACK);
+    // The one CMake found next to the headers the demo was built with, else the one the system
+    // finds (LD_LIBRARY_PATH, ld.so.cache): a machine can hold several cuDNNs.
+    std::vector<const char*> names;
+#ifdef DEMO_CUDNN_BUILT_AGAINST
+    names.push_back(DEMO_CUDNN_BUILT_AGAINST);
 #endif
+    names.push_back("libcudnn.so.9");
     open_cudnn(cudnn, names,
                "; a GPU is there: put cuDNN's lib folder on LD_LIBRARY_PATH (pip wheel: site-packages/nvidia/cudnn/lib)");
     char device_name[256] = "?";

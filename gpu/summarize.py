@@ -24,13 +24,17 @@ def ctest_summary(path):
         text = Path(path).read_text(errors="replace")
     except OSError:
         return {"log": path, "summary": "no log"}
+    # "100% tests passed, 0 tests failed out of 9" (CMake 3.25), "100% tests passed out of 9" (newer).
     total = re.search(r"(\d+)% tests passed, (\d+) tests? failed out of (\d+)", text)
+    if not total:
+        total = re.search(r"(\d+)% tests passed()() out of (\d+)", text)
     skipped = len(re.findall(r"\(Skipped\)$", text, flags=re.M))
     failed_names = re.findall(r"^\s*\d+ - (.+?) \((Failed|Timeout|Not Run|SEGFAULT|Subprocess aborted|Exception)\)",
                               text, flags=re.M)
     if not total:
         return {"log": path, "summary": "no summary line (did ctest run?)", "failed": failed_names}
-    failed, count = int(total.group(2)), int(total.group(3))
+    failed = int(total.group(2) or 0) if total.lastindex == 3 else 0
+    count = int(total.group(total.lastindex))
     return {"log": path, "total": count, "failed": failed, "skipped": skipped,
             "passed": count - failed - skipped, "failed_tests": [name for name, _ in failed_names],
             "summary": f"{count - failed - skipped} passed, {failed} failed, {skipped} skipped of {count}"}
