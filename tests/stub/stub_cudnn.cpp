@@ -1,7 +1,6 @@
 // A fake libcudnn.so.9 for tests: handle bookkeeping and call counts, no GPU.
 //
-// Like the real one, it hands a destroyed handle's address out again (last destroyed, first
-// reused), refuses calls on handles it does not know, and, in a forked child, refuses every
+// Like the real one, it hands a destroyed handle's address out again (reusing_pool.h), refuses calls on handles it does not know, and, in a forked child, refuses every
 // handle inherited from the parent (the real one's CUDA context is unusable there).
 #include <cudnn.h>
 #include <pthread.h>
@@ -12,9 +11,8 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstdint>
-#include <mutex>
-#include <vector>
 
+#include "tests/stub/reusing_pool.h"
 #include "tests/stub/stub_control.h"
 
 namespace {
@@ -26,18 +24,13 @@ struct StubHandle {
 };
 
 // Enough for the table-full test's 70,000 live handles.
-constexpr std::size_t kMaxHandles = 100000;
-StubHandle g_handles[kMaxHandles];
-std::size_t g_next_unused = 0;                // under g_lock
-std::vector<std::size_t>* g_free = nullptr;   // under g_lock: destroyed slots, reused LIFO
-std::mutex g_lock;
+ReusingPool<StubHandle, 100000> g_handles;
 
 std::atomic<std::uint64_t> g_set_stream{0}, g_get_stream{0}, g_create{0}, g_destroy{0};
 
 StubHandle* lookup(cudnnHandle_t handle) {
-  auto* h = reinterpret_cast<StubHandle*>(handle);
-  if (h < g_handles || h >= g_handles + kMaxHandles) return nullptr;
-  return h->live.load(std::memory_order_acquire) ? h : nullptr;
+  StubHandle* h = g_handles.at(handle);
+  return h != nullptr && h->live.load(std::memory_order_acquire) ? h : nullptr;
 }
 
 void poison_inherited_handles() {
@@ -84,22 +77,12 @@ const char* CUDNNWINAPI cudnnGetErrorString(cudnnStatus_t status) {
 cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return CUDNN_STATUS_BAD_PARAM;
   g_create.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> guard(g_lock);
-  if (g_free == nullptr) g_free = new std::vector<std::size_t>;
-  std::size_t index;
-  if (!g_free->empty()) {
-    index = g_free->back();
-    g_free->pop_back();
-  } else if (g_next_unused < kMaxHandles) {
-    index = g_next_unused++;
-  } else {
-    return CUDNN_STATUS_ALLOC_FAILED;
-  }
-  StubHandle& h = g_handles[index];
-  h.stream.store(nullptr, std::memory_order_relaxed);
-  h.inherited.store(false, std::memory_order_relaxed);
-  h.live.store(true, std::memory_order_release);
-  *handle = reinterpret_cast<cudnnHandle_t>(&h);
+  StubHandle* h = g_handles.acquire();
+  if (h == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
+  h->stream.store(nullptr, std::memory_order_relaxed);
+  h->inherited.store(false, std::memory_order_relaxed);
+  h->live.store(true, std::memory_order_release);
+  *handle = reinterpret_cast<cudnnHandle_t>(h);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -107,9 +90,8 @@ cudnnStatus_t CUDNNWINAPI cudnnDestroy(cudnnHandle_t handle) {
   g_destroy.fetch_add(1, std::memory_order_relaxed);
   StubHandle* h = lookup(handle);
   if (h == nullptr) return CUDNN_STATUS_BAD_PARAM;
-  std::lock_guard<std::mutex> guard(g_lock);
   h->live.store(false, std::memory_order_release);
-  g_free->push_back(static_cast<std::size_t>(h - g_handles));
+  g_handles.release(h);
   return CUDNN_STATUS_SUCCESS;
 }
 
