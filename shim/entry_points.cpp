@@ -93,7 +93,7 @@ bool passes_through(Library library) noexcept {
 }
 
 // The real call, bracketed by the slot protocol. `slot` may be null (not looked up yet).
-cudnnStatus_t forward_set_stream(cudnnHandle_t handle, cudaStream_t stream,
+__attribute__((noinline)) cudnnStatus_t forward_set_stream(cudnnHandle_t handle, cudaStream_t stream,
                                  HandleTable::Slot* slot) noexcept {
   const RealSymbols& real = ready_for_cudnn();
   if (real.cudnnSetStream == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
@@ -118,8 +118,8 @@ cudnnStatus_t forward_set_stream(cudnnHandle_t handle, cudaStream_t stream,
   return status;
 }
 
-// A skip in verify or statistics mode.
-cudnnStatus_t skip_with_checks(cudnnHandle_t handle, cudaStream_t stream,
+// A skip in verify or statistics mode. Out of line, so that the plain skip needs no stack frame.
+__attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(cudnnHandle_t handle, cudaStream_t stream,
                                HandleTable::Slot& slot) noexcept {
   const Config& cfg = config();
   if (cfg.verify) {
@@ -154,11 +154,24 @@ cudnnStatus_t skip_with_checks(cudnnHandle_t handle, cudaStream_t stream,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t set_stream(cudnnHandle_t handle, cudaStream_t stream) noexcept {
+// Everything but a skip at the handle's home slot: the handle lives further along its probe
+// chain, or it does not hold the stream.
+__attribute__((noinline)) cudnnStatus_t set_stream_slow(cudnnHandle_t handle, cudaStream_t stream) noexcept {
   HandleTable::Slot* slot = g_table.find(handle);
   if (slot != nullptr && slot->state.holds(reinterpret_cast<std::uintptr_t>(stream)))
-    return g_skip_needs_work.load(std::memory_order_relaxed) ? skip_with_checks(handle, stream, *slot) : CUDNN_STATUS_SUCCESS;
+    return g_skip_needs_work.load(std::memory_order_relaxed) ? skip_with_checks(handle, stream, *slot)
+                                                              : CUDNN_STATUS_SUCCESS;
   return forward_set_stream(handle, stream, slot);
+}
+
+// The fast path: hash, one key load, one acquire load of the state, compares. It makes no call
+// (the others are tail calls), so it needs no stack frame.
+cudnnStatus_t set_stream(cudnnHandle_t handle, cudaStream_t stream) noexcept {
+  HandleTable::Slot* slot = g_table.find_at_home(handle);
+  if (slot != nullptr && slot->state.holds(reinterpret_cast<std::uintptr_t>(stream)))
+    return g_skip_needs_work.load(std::memory_order_relaxed) ? skip_with_checks(handle, stream, *slot)
+                                                              : CUDNN_STATUS_SUCCESS;
+  return set_stream_slow(handle, stream);
 }
 
 cudnnStatus_t create(cudnnHandle_t* handle) noexcept {

@@ -29,8 +29,20 @@ class StreamTable {
     SlotState state;
   };
 
+  // The slot of `handle` if it is the handle's home slot, where it lives unless another handle
+  // hashed there first: no loop and no call, for the fast path. nullptr means "look further".
+  Slot* find_at_home(const void* handle) noexcept {
+    const std::uintptr_t key = to_key(handle);
+    Slot& home = slots_[home_of(key)];
+    // Relaxed: see probe().
+    return key != 0 && home.key.load(std::memory_order_relaxed) == key ? &home : nullptr;
+  }
+
   // The slot of `handle` if it has one. Never claims.
-  Slot* find(const void* handle) noexcept { return probe(to_key(handle), /*claim=*/false); }
+  Slot* find(const void* handle) noexcept {
+    if (Slot* home = find_at_home(handle)) return home;
+    return probe(to_key(handle), /*claim=*/false);
+  }
 
   // The slot of `handle`, claimed for it if needed; nullptr if the handle is null or the table is
   // full (the caller then forwards and counts a table-full event).
@@ -65,7 +77,7 @@ class StreamTable {
                                     (64 - kIndexBits));
   }
 
-  Slot* probe(std::uintptr_t key, bool claim) noexcept {
+  __attribute__((noinline)) Slot* probe(std::uintptr_t key, bool claim) noexcept {
     if (key == 0) return nullptr;
     std::size_t index = home_of(key);
     for (std::size_t probes = 0; probes < Capacity; ++probes, index = (index + 1) & (Capacity - 1)) {

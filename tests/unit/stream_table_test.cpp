@@ -84,3 +84,21 @@ TEST_CASE("threads claiming the same handles agree on one slot per handle", "[ta
   CHECK(table.claimed() == kHandles);
   for (int t = 1; t < kThreads; ++t) CHECK(seen[t] == seen[0]);
 }
+
+TEST_CASE("find_at_home finds a handle only in its home slot; find follows the chain", "[table]") {
+  StreamTable<8> table;
+  int at_home = 0, further = 0;
+  for (std::uintptr_t i = 1; i <= 8; ++i) {
+    const void* h = handle_at(i * 0x40);
+    auto* slot = table.find_or_claim(h);
+    REQUIRE(slot != nullptr);
+    auto* home = table.find_at_home(h);
+    CHECK((home == nullptr || home == slot));
+    (home ? at_home : further) += 1;
+  }
+  // Eight handles in eight slots: unless the hash is perfect, some live past their home.
+  CHECK(at_home >= 1);
+  CHECK(further >= 1);
+  for (std::uintptr_t i = 1; i <= 8; ++i) CHECK(table.find(handle_at(i * 0x40)) != nullptr);
+  CHECK(table.find_at_home(nullptr) == nullptr);
+}
