@@ -310,3 +310,17 @@ TEST_CASE("a secure-execution process writes no statistics file", "[interpose][s
   CHECK(key_values(secure.out)["real_set_stream"] == "1");  // in use, and not counting
   CHECK(count_files() == "0\n");
 }
+
+TEST_CASE("odd paths: an unwritable statistics file and a library that is not there", "[interpose][config]") {
+  const Outcome unwritable = run_scenario(
+      "linked", "same_stream", {.env = {{"CUDNN_FASTPATH_STATS_FILE", "/nonexistent-dir/stats.json"}}});
+  CHECK(unwritable["get_agrees"] == 1);
+  CHECK(count_lines_containing(unwritable.process.err, "cannot write statistics to /nonexistent-dir/stats.json") == 1);
+  CHECK(count_lines_containing(unwritable.process.err, "cudnn-fastpath:") == 1);
+
+  const Outcome missing = run_scenario("none", "no_cudnn", {.env = {{"CUDNN_FASTPATH_CUDNN", "/nonexistent/libcudnn.so.9"}}});
+  CHECK(missing["first_status"] == 1001);  // CUDNN_STATUS_NOT_INITIALIZED
+  CHECK(count_lines_containing(missing.process.err, "CUDNN_FASTPATH_CUDNN=/nonexistent/libcudnn.so.9 cannot be loaded") == 1);
+  CHECK(count_lines_containing(missing.process.err, "cannot find the real cudnnSetStream") == 1);
+  CHECK(count_lines_containing(missing.process.err, "cudnn-fastpath:") == 2);
+}
