@@ -14,7 +14,7 @@ struct ProcessResult {
   std::string err;      // standard error
 };
 
-// Environment changes for the child: a value sets the variable, std::nullopt-like "unset" removes it.
+// Environment changes for the child: a value sets the variable; unset = true removes it.
 struct EnvChange {
   std::string name;
   std::string value;
