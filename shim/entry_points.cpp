@@ -93,8 +93,9 @@ bool passes_through(Library library) noexcept {
 }
 
 // The real call, bracketed by the slot protocol. `slot` may be null (not looked up yet).
-__attribute__((noinline)) cudnnStatus_t forward_set_stream(cudnnHandle_t handle, cudaStream_t stream,
-                                 HandleTable::Slot* slot) noexcept {
+__attribute__((noinline)) cudnnStatus_t forward_set_stream(cudnnHandle_t handle,
+                                                            cudaStream_t stream,
+                                                            HandleTable::Slot* slot) noexcept {
   const RealSymbols& real = ready_for_cudnn();
   if (real.cudnnSetStream == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   if (passes_through(Library::kCudnn)) return real.cudnnSetStream(handle, stream);
