@@ -4,21 +4,17 @@
 
 #include <pthread.h>
 
-#include <cstddef>
 #include <cstdint>
 
 #include "cudnn_fastpath/stream.h"
-#include "table/stream_table.h"
+#include "table/handle_table.h"
 
 namespace cudnn_fastpath {
 
 namespace {
 
-// As many live handles as the shim's table holds: frameworks keep one per thread and device.
-// Past that, set_stream on the handles that found no slot is always forwarded.
-constexpr std::size_t kHandleCapacity = 4096;
-using HandleTable = StreamTable<kHandleCapacity>;
-
+// As many live handles as the shim's table holds (table/handle_table.h). Past that, set_stream on
+// the handles that found no slot is always forwarded.
 HandleTable g_table;  // constant-initialised: usable before any constructor has run
 
 // In a forked child nothing the parent cached may be trusted (its handles are unusable there).
