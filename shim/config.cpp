@@ -26,6 +26,7 @@ constexpr OptionSpec kOptions[] = {
     {Option::kVerbose, "CUDNN_FASTPATH_VERBOSE", Kind::kBoolean},
     {Option::kStats, "CUDNN_FASTPATH_STATS", Kind::kBoolean},
     {Option::kStatsFile, "CUDNN_FASTPATH_STATS_FILE", Kind::kPath},
+    {Option::kVariantPacks, "CUDNN_FASTPATH_VARIANT_PACKS", Kind::kBoolean},
     {Option::kCudnn, "CUDNN_FASTPATH_CUDNN", Kind::kPath},
     {Option::kCudart, "CUDNN_FASTPATH_CUDART", Kind::kPath},
 };
@@ -47,6 +48,7 @@ bool* boolean_field(Option option) {
     case Option::kVerify: return &g_config.verify;
     case Option::kVerbose: return &g_config.verbose;
     case Option::kStats: return &g_config.stats;
+    case Option::kVariantPacks: return &g_config.variant_packs;
     default: return nullptr;
   }
 }

@@ -10,6 +10,7 @@ enum class Option : int {
   kVerbose,    // CUDNN_FASTPATH_VERBOSE: say how the real symbols were found
   kStats,      // CUDNN_FASTPATH_STATS: report on stderr at exit
   kStatsFile,  // CUDNN_FASTPATH_STATS_FILE: JSON report at exit, %p expands to the pid
+  kVariantPacks,  // CUDNN_FASTPATH_VARIANT_PACKS: cache variant packs (default on)
   kCudnn,      // CUDNN_FASTPATH_CUDNN: the real libcudnn, when no loaded one can be found
   kCudart,     // CUDNN_FASTPATH_CUDART: the real libcudart, likewise
   kCount
@@ -20,6 +21,7 @@ struct Config {
   bool verify = false;
   bool verbose = false;
   bool stats = false;
+  bool variant_packs = true;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};
   char cudnn_path[4096] = {};

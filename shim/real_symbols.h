@@ -1,49 +1,83 @@
-// The real functions behind the interposed ones, found lazily, once per library.
+// The real functions behind the interposed ones. Each calling object gets the library its own
+// calls would reach without the shim (two frameworks may each bring their own cuDNN), found once
+// per caller and library, without a lock, and published with an atomic.
 #pragma once
 
-#include <cudnn.h>  // the exact signatures: every pointer below is typed from cuDNN's own header
+#include <cuda.h>
+#include <cudnn.h>
+
+#include <cstdint>
+
+// cuda.h renames cuStreamDestroy to cuStreamDestroy_v2. libcuda exports both names; a program
+// built against an old cuda.h calls the first one, which the shim interposes as well.
+#undef cuStreamDestroy
+extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream stream);
 
 namespace cudnn_fastpath::shim {
 
-enum class Library : int { kCudnn, kCudart, kCount };
+enum class Library : int { kCudnn, kCudart, kCuda, kCount };
 
-// The one table of real symbols: name, library it lives in.
-#define CUDNN_FASTPATH_REAL_SYMBOLS(X) \
-  X(cudnnSetStream, kCudnn)            \
-  X(cudnnGetStream, kCudnn)            \
-  X(cudnnCreate, kCudnn)               \
-  X(cudnnDestroy, kCudnn)              \
-  X(cudaStreamDestroy, kCudart)
+// The one table of real symbols: name, library, and whether a library without it is refused (the
+// others are newer than some versions the shim may meet: a caller that calls one has it).
+#define CUDNN_FASTPATH_REAL_SYMBOLS(X)             \
+  X(cudnnSetStream, kCudnn, true)                  \
+  X(cudnnGetStream, kCudnn, true)                  \
+  X(cudnnCreate, kCudnn, true)                     \
+  X(cudnnDestroy, kCudnn, true)                    \
+  X(cudnnBackendCreateDescriptor, kCudnn, false)   \
+  X(cudnnBackendDestroyDescriptor, kCudnn, false)  \
+  X(cudnnBackendInitialize, kCudnn, false)         \
+  X(cudnnBackendFinalize, kCudnn, false)           \
+  X(cudnnBackendSetAttribute, kCudnn, false)       \
+  X(cudnnBackendGetAttribute, kCudnn, false)       \
+  X(cudnnBackendExecute, kCudnn, false)            \
+  X(cudnnBackendPopulateCudaGraph, kCudnn, false)  \
+  X(cudnnBackendUpdateCudaGraph, kCudnn, false)    \
+  X(cudaStreamDestroy, kCudart, true)              \
+  X(cuStreamDestroy_v2, kCuda, true)               \
+  X(cuStreamDestroy, kCuda, false)
 
+// Typed from the libraries' own headers. A binding fills only its own library's members.
 struct RealSymbols {
-#define CUDNN_FASTPATH_DECLARE_POINTER(name, library) decltype(&::name) name = nullptr;
+#define CUDNN_FASTPATH_DECLARE_POINTER(name, library, required) decltype(&::name) name = nullptr;
   CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_DECLARE_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_POINTER
 };
 
-// How a library's symbols were found.
+// How a library's symbols were found for a caller, in the order the steps are tried.
 enum class FoundBy : int {
-  kNotFound,    // nothing worked: calls fail with a clear message
-  kRtldNext,    // dlsym(RTLD_NEXT): the library is in the global scope after the shim
-  kNoload,      // dlopen(soname, RTLD_NOLOAD): loaded in a local scope (the PyTorch case)
-  kLoadedWalk,  // dl_iterate_phdr: loaded under another name (a renamed wheel copy, say)
-  kEnvPath,     // CUDNN_FASTPATH_CUDNN / CUDNN_FASTPATH_CUDART
-  kOtherCopy,   // another copy of the shim comes next: this one passes everything through to it
+  kNotFound,     // nothing worked: calls fail with a clear message
+  kRtldNext,     // dlsym(RTLD_NEXT): next in the global scope, where every caller looks first
+  kCallerScope,  // the calling object's own dependencies (a framework opened RTLD_LOCAL: PyTorch)
+  kNoload,       // dlopen(soname, RTLD_NOLOAD): loaded somewhere, by its usual soname
+  kLoadedWalk,   // loaded under another file name (a renamed wheel copy, say)
+  kEnvPath,      // CUDNN_FASTPATH_CUDNN / CUDNN_FASTPATH_CUDART
 };
 
-struct Resolution {
+// One library as found for one or more callers. Immutable once published.
+struct Binding {
+  RealSymbols real;
+  Library library = Library::kCudnn;
   FoundBy found_by = FoundBy::kNotFound;
-  char object[4096] = {};  // the file the symbols came from
+  std::uintptr_t base = 0;  // load bias of the object defining them: the library's identity
+  char object[512] = {};    // its file
 };
 
-// Resolves `library` on first use (thread-safe, once) and returns the table; the library's
-// members are null when it could not be found (a one-line message says so, once).
-const RealSymbols& real_symbols(Library library) noexcept;
+// The library `caller` (a return address) reaches for `library`. Never fails: a library that
+// cannot be found gives a binding whose pointers are null (and one message, once). Cheap once the
+// caller's object is known: a scan of the objects seen so far.
+const Binding& binding_for(Library library, const void* caller) noexcept;
 
-// How `library` was resolved; kNotFound also when it was never needed.
-const Resolution& resolution(Library library) noexcept;
+// Whether `caller` lies inside cuDNN itself (a libcudnn* object): cuDNN's own calls are passed
+// through untouched.
+bool called_from_cudnn(const void* caller) noexcept;
 
-// A short name for reports: "rtld_next", "noload", "loaded_walk", "env_path", "other_copy", ...
+// For the report: the first binding published for `library` (nullptr if none), and how many
+// distinct objects were bound for it.
+const Binding* first_binding(Library library) noexcept;
+int distinct_bindings(Library library) noexcept;
+
+// A short name for reports: "rtld_next", "caller_scope", "noload", "loaded_walk", ...
 const char* to_string(FoundBy found_by) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "shim/clock.h"
 #include "shim/config.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
@@ -19,37 +21,52 @@
 namespace cudnn_fastpath::shim {
 namespace {
 
-std::atomic<bool> g_armed{false};  // relaxed: set before exit by a thread the exit path follows
+std::atomic<bool> g_armed{false};  // relaxed: set by a thread the exit path follows
+pid_t g_load_pid = 0;              // the process that loaded the shim; a forked child differs
+
+__attribute__((constructor)) void remember_load_pid() { g_load_pid = getpid(); }
 
 struct Figures {
-  std::uint64_t counters[static_cast<int>(Counter::kCount)];
+  std::uint64_t counters[kCounters];
   std::uint64_t calls;
   std::uint64_t handles;
   double forwarded_same_stream_ns;  // mean of the timed samples; 0 when none was taken
   double saved_ns;
+  double pack_build_ns;  // mean time of a real pack's create, sets, finalize and destroy
+  double pack_proxy_ns;  // mean time of a proxy's own calls, create to destroy
+  double pack_saved_ns;
 
   std::uint64_t operator[](Counter c) const { return counters[static_cast<int>(c)]; }
 };
+
+double mean(std::uint64_t total, std::uint64_t samples) {
+  return samples ? static_cast<double>(total) / static_cast<double>(samples) : 0.0;
+}
 
 Figures gather() {
   Figures f{};
   sum_counters(f.counters);
   f.calls = f[Counter::kSkipped] + f[Counter::kForwarded];
-  f.handles = handle_table().claimed();
-  if (f[Counter::kSamplesTimed] != 0)
-    f.forwarded_same_stream_ns = static_cast<double>(f[Counter::kSampleNanoseconds]) /
-                                 static_cast<double>(f[Counter::kSamplesTimed]);
+  f.handles = handle_table().claims();
+  f.forwarded_same_stream_ns = mean(f[Counter::kSampleNanoseconds], f[Counter::kSamplesTimed]);
   f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f[Counter::kSkipped]);
+  f.pack_build_ns = mean(f[Counter::kPackBuildNanoseconds], f[Counter::kPackSamplesTimed]);
+  f.pack_proxy_ns = mean(f[Counter::kPackProxyNanoseconds], f[Counter::kPackProxySamples]);
+  // What a hit saves is the real pack's calls, less what the proxy's own calls cost.
+  const double per_hit = f.pack_build_ns > f.pack_proxy_ns ? f.pack_build_ns - f.pack_proxy_ns : 0.0;
+  f.pack_saved_ns = f[Counter::kPackSamplesTimed] ? per_hit * static_cast<double>(f[Counter::kPackHits]) : 0.0;
   return f;
 }
 
 // "%p" becomes the pid, "%%" a percent sign. False if the result does not fit.
-bool expand_path(const char* pattern, char* out, std::size_t size) {
+bool expand_path(const char* pattern, char* out, std::size_t size, bool* had_pid) {
   std::size_t used = 0;
+  *had_pid = false;
   for (const char* p = pattern; *p; ++p) {
     char piece[24] = {*p, '\0'};
     if (p[0] == '%' && p[1] == 'p') {
       std::snprintf(piece, sizeof piece, "%ld", static_cast<long>(getpid()));
+      *had_pid = true;
       ++p;
     } else if (p[0] == '%' && p[1] == '%') {
       ++p;
@@ -79,21 +96,81 @@ void json_escape(const char* in, char* out, std::size_t size) {
   out[used] = '\0';
 }
 
+bool write_all(int fd, const char* data, std::size_t length) {
+  for (std::size_t done = 0; done < length;) {
+    const ssize_t n = write(fd, data + done, length - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Writes `data` as the file `path` without ever writing through a symbolic link or into a file
+// that exists: the report goes to a new file (O_CREAT | O_EXCL | O_NOFOLLOW) in the same folder,
+// which is then renamed over `path`. An existing `path` is replaced only if it is a regular file
+// of this user; anything else is refused with one line.
+void replace_file(const char* path, const char* data, std::size_t length) {
+  struct stat existing{};
+  if (lstat(path, &existing) == 0) {
+    if (S_ISLNK(existing.st_mode)) {
+      log_line("not writing statistics to %s: it is a symbolic link", path);
+      return;
+    }
+    if (!S_ISREG(existing.st_mode) || existing.st_uid != geteuid()) {
+      log_line("not writing statistics to %s: it is not a regular file of this user", path);
+      return;
+    }
+  } else if (errno != ENOENT) {
+    log_line("cannot write statistics to %s: %s", path, std::strerror(errno));
+    return;
+  }
+
+  char temporary[4200];
+  int fd = -1;
+  for (int attempt = 0; fd < 0 && attempt < 8; ++attempt) {
+    const int n = std::snprintf(temporary, sizeof temporary, "%s.%ld.%llx.tmp", path, static_cast<long>(getpid()),
+                                static_cast<unsigned long long>(now_ns() & 0xffffffffu));
+    if (n <= 0 || static_cast<std::size_t>(n) >= sizeof temporary) break;
+    fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) {
+    log_line("cannot write statistics to %s: %s", path, std::strerror(errno));
+    return;
+  }
+  const bool written = write_all(fd, data, length);
+  const int saved_errno = errno;
+  close(fd);
+  if (!written || rename(temporary, path) != 0) {
+    log_line("cannot write statistics to %s: %s", path, std::strerror(written ? errno : saved_errno));
+    unlink(temporary);
+  }
+}
+
 void write_json(const Figures& f, const char* pattern) {
   // A setuid or otherwise secure-execution process writes no file: secure_getenv already hid the
   // variable there, and this is the second lock on that door.
   if (getauxval(AT_SECURE) != 0) return;
   char path[4096];
-  if (!expand_path(pattern, path, sizeof path)) {
+  bool had_pid = false;
+  if (!expand_path(pattern, path, sizeof path, &had_pid)) {
     log_line("CUDNN_FASTPATH_STATS_FILE is too long once expanded; no file written");
     return;
   }
-  const Resolution& cudnn = resolution(Library::kCudnn);
-  const Resolution& cudart = resolution(Library::kCudart);
+  // A forked child never takes its parent's file: without %p in the path it appends its pid.
+  if (!had_pid && getpid() != g_load_pid) {
+    const std::size_t used = std::strlen(path);
+    const int n = std::snprintf(path + used, sizeof path - used, ".%ld", static_cast<long>(getpid()));
+    if (n <= 0 || used + static_cast<std::size_t>(n) >= sizeof path) return;
+  }
+  const Binding* cudnn = first_binding(Library::kCudnn);
+  const Binding* cudart = first_binding(Library::kCudart);
   const Config& cfg = config();
   char library[1024];
-  json_escape(cudnn.object, library, sizeof library);
-  char json[4096];
+  json_escape(cudnn ? cudnn->object : "", library, sizeof library);
+  char json[8192];
+  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   const int length = std::snprintf(
       json, sizeof json,
       "{\n"
@@ -105,67 +182,77 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"samples_timed\": %llu,\n"
       "  \"verify_mismatches\": %llu,\n"
       "  \"handles\": %llu,\n"
+      "  \"live_handles\": %llu,\n"
       "  \"table_full\": %llu,\n"
       "  \"streams_forgotten\": %llu,\n"
       "  \"resolved_by\": \"%s\",\n"
       "  \"cudnn_library\": \"%s\",\n"
+      "  \"cudnn_libraries\": %d,\n"
       "  \"cudart_resolved_by\": \"%s\",\n"
       "  \"forwarded_same_stream_ns\": %.1f,\n"
       "  \"saved_ns_estimate\": %.0f,\n"
+      "  \"packs_proxied\": %llu,\n"
+      "  \"pack_hits\": %llu,\n"
+      "  \"pack_misses\": %llu,\n"
+      "  \"pack_evictions\": %llu,\n"
+      "  \"packs_materialized\": %llu,\n"
+      "  \"pack_samples\": %llu,\n"
+      "  \"pack_samples_timed\": %llu,\n"
+      "  \"pack_build_ns\": %.1f,\n"
+      "  \"pack_proxy_ns\": %.1f,\n"
+      "  \"pack_saved_ns_estimate\": %.0f,\n"
+      "  \"total_saved_ns_estimate\": %.0f,\n"
       "  \"verify\": %s,\n"
+      "  \"variant_packs\": %s,\n"
       "  \"disabled\": %s\n"
       "}\n",
-      static_cast<long>(getpid()), static_cast<unsigned long long>(f.calls),
-      static_cast<unsigned long long>(f[Counter::kSkipped]),
-      static_cast<unsigned long long>(f[Counter::kForwarded]),
-      static_cast<unsigned long long>(f[Counter::kSampled]),
-      static_cast<unsigned long long>(f[Counter::kSamplesTimed]),
-      static_cast<unsigned long long>(f[Counter::kVerifyMismatches]),
-      static_cast<unsigned long long>(f.handles), static_cast<unsigned long long>(f[Counter::kTableFull]),
-      static_cast<unsigned long long>(f[Counter::kStreamsForgotten]), to_string(cudnn.found_by),
-      library, to_string(cudart.found_by), f.forwarded_same_stream_ns, f.saved_ns,
-      cfg.verify ? "true" : "false", cfg.disable ? "true" : "false");
+      static_cast<long>(getpid()), u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]),
+      u(f[Counter::kSampled]), u(f[Counter::kSamplesTimed]), u(f[Counter::kVerifyMismatches]), u(f.handles),
+      u(handle_table().live()), u(f[Counter::kTableFull]), u(f[Counter::kStreamsForgotten]),
+      to_string(cudnn ? cudnn->found_by : FoundBy::kNotFound), library, distinct_bindings(Library::kCudnn),
+      to_string(cudart ? cudart->found_by : FoundBy::kNotFound), f.forwarded_same_stream_ns, f.saved_ns,
+      u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
+      u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
+      u(f[Counter::kPackSamplesTimed]), f.pack_build_ns, f.pack_proxy_ns, f.pack_saved_ns,
+      f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
+      cfg.disable ? "true" : "false");
   if (length <= 0 || static_cast<std::size_t>(length) >= sizeof json) return;
-
-  const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    log_line("cannot write statistics to %s: %s", path, std::strerror(errno));
-    return;
-  }
-  ssize_t done = 0;
-  while (done < length) {
-    const ssize_t n = write(fd, json + done, static_cast<std::size_t>(length - done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      log_line("cannot write statistics to %s: %s", path, std::strerror(errno));
-      break;
-    }
-    done += n;
-  }
-  close(fd);
+  replace_file(path, json, static_cast<std::size_t>(length));
 }
 
 void write_stderr(const Figures& f) {
+  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   log_line("%llu cudnnSetStream calls: %llu skipped, %llu forwarded (%llu sampled), "
            "%llu verify mismatches, %llu handles, %llu table-full",
-           static_cast<unsigned long long>(f.calls), static_cast<unsigned long long>(f[Counter::kSkipped]),
-           static_cast<unsigned long long>(f[Counter::kForwarded]),
-           static_cast<unsigned long long>(f[Counter::kSampled]),
-           static_cast<unsigned long long>(f[Counter::kVerifyMismatches]),
-           static_cast<unsigned long long>(f.handles), static_cast<unsigned long long>(f[Counter::kTableFull]));
-  const Resolution& cudnn = resolution(Library::kCudnn);
+           u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]), u(f[Counter::kSampled]),
+           u(f[Counter::kVerifyMismatches]), u(f.handles), u(f[Counter::kTableFull]));
+  const Binding* cudnn = first_binding(Library::kCudnn);
+  const char* found_by = to_string(cudnn ? cudnn->found_by : FoundBy::kNotFound);
+  const char* object = cudnn ? cudnn->object : "";
   if (f[Counter::kSamplesTimed] != 0)
     log_line("saved about %.3f ms (%.0f ns per forwarded same-stream call, %llu timed); cuDNN found by %s in %s",
-             f.saved_ns / 1e6, f.forwarded_same_stream_ns, static_cast<unsigned long long>(f[Counter::kSamplesTimed]),
-             to_string(cudnn.found_by), cudnn.object);
+             f.saved_ns / 1e6, f.forwarded_same_stream_ns, u(f[Counter::kSamplesTimed]), found_by, object);
   else
-    log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s",
-             to_string(cudnn.found_by), cudnn.object);
+    log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s", found_by, object);
+  if (f[Counter::kPacksProxied] == 0 && f[Counter::kPacksMaterialized] == 0) return;
+  const std::uint64_t finalized = f[Counter::kPackHits] + f[Counter::kPackMisses];
+  if (f[Counter::kPackSamplesTimed] != 0)
+    log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
+             "%llu materialized; saved about %.3f ms (%.0f ns per real pack, %.0f per proxy)",
+             u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
+             u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), f.pack_saved_ns / 1e6,
+             f.pack_build_ns, f.pack_proxy_ns);
+  else
+    log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
+             "%llu materialized; saved: not measured (too few hits to sample)",
+             u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
+             u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]));
 }
 
 __attribute__((destructor)) void report_at_exit() {
   if (!g_armed.load(std::memory_order_relaxed)) return;
   const Config& cfg = config();
+  if (!cfg.wants_report()) return;
   const Figures figures = gather();
   if (cfg.stats) write_stderr(figures);
   if (cfg.stats_file[0] != '\0') write_json(figures, cfg.stats_file);
@@ -173,6 +260,10 @@ __attribute__((destructor)) void report_at_exit() {
 
 }  // namespace
 
-void arm_report() noexcept { g_armed.store(true, std::memory_order_relaxed); }
+void arm_report() noexcept {
+  if (!g_armed.load(std::memory_order_relaxed)) g_armed.store(true, std::memory_order_relaxed);
+}
+
+void disarm_report_in_child() noexcept { g_armed.store(false, std::memory_order_relaxed); }
 
 }  // namespace cudnn_fastpath::shim

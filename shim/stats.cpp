@@ -2,91 +2,99 @@
 
 #include <pthread.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 namespace cudnn_fastpath::shim {
+
+thread_local CounterBlock* t_block = nullptr;
+
 namespace {
 
-constexpr int kCounters = static_cast<int>(Counter::kCount);
+// 1024 blocks of 192 bytes: zero pages until threads count. A process with more counting threads
+// alive at once counts the others in the shared totals (correct, only slower).
+constexpr int kBlocks = 1024;
+CounterBlock g_blocks[kBlocks];
+std::atomic<std::uint64_t> g_shared[kCounters];  // fetch_add, relaxed: totals order nothing
 
-// One per thread that counted something. Only its thread writes `values`; the exit report reads
-// them from another thread, hence atomics, all relaxed: totals need no ordering with anything else.
-struct ThreadCounters {
-  std::atomic<std::uint64_t> values[kCounters]{};
-  ThreadCounters* next = nullptr;  // registry list, under g_registry_lock
-};
+thread_local bool t_exited = false;
 
-pthread_mutex_t g_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-ThreadCounters* g_live = nullptr;           // under g_registry_lock
-std::uint64_t g_exited[kCounters] = {};     // under g_registry_lock: sums of exited threads
 pthread_key_t g_exit_key;
-pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
-thread_local ThreadCounters* t_counters = nullptr;  // trivially destructible: no TLS destructor
+std::atomic<int> g_key_state{0};  // 0 none, 1 being created, 2 ready
 
-void fold_exited_thread(void* block_pointer) {
-  auto* block = static_cast<ThreadCounters*>(block_pointer);
-  pthread_mutex_lock(&g_registry_lock);
-  for (int i = 0; i < kCounters; ++i) g_exited[i] += block->values[i].load(std::memory_order_relaxed);
-  for (ThreadCounters** link = &g_live; *link; link = &(*link)->next) {
-    if (*link == block) {
-      *link = block->next;
-      break;
-    }
+// Runs at thread exit (the shim is never unmapped: -z nodelete). The block keeps its counts and
+// becomes free; release pairs with the acquire of the next owner's claim, which therefore adds to
+// the final values. Anything this thread counts afterwards goes to the shared totals.
+void give_back(void* block_pointer) {
+  auto* block = static_cast<CounterBlock*>(block_pointer);
+  t_block = nullptr;
+  t_exited = true;
+  block->owned.store(false, std::memory_order_release);
+}
+
+// pthread_key_create runs no loader code; the spin only waits for another thread's call to it.
+bool exit_key_ready() {
+  int state = g_key_state.load(std::memory_order_acquire);
+  if (state == 2) return true;
+  if (state == 0 && g_key_state.compare_exchange_strong(state, 1, std::memory_order_acq_rel)) {
+    const bool made = pthread_key_create(&g_exit_key, give_back) == 0;
+    // Release: the key's value is visible to whoever sees state 2.
+    g_key_state.store(made ? 2 : 3, std::memory_order_release);
+    return made;
   }
-  pthread_mutex_unlock(&g_registry_lock);
-  block->~ThreadCounters();
-  std::free(block);
-}
-
-// The registry lock must not be held by another thread at fork: a child inheriting it locked
-// would deadlock on its first new thread.
-void lock_registry() { pthread_mutex_lock(&g_registry_lock); }
-void unlock_registry() { pthread_mutex_unlock(&g_registry_lock); }
-
-void create_exit_key() {
-  pthread_key_create(&g_exit_key, fold_exited_thread);
-  pthread_atfork(lock_registry, unlock_registry, unlock_registry);
-}
-
-ThreadCounters* register_thread() {
-  pthread_once(&g_key_once, create_exit_key);
-  void* memory = std::calloc(1, sizeof(ThreadCounters));
-  if (memory == nullptr) return nullptr;  // not counted, never fatal
-  auto* block = new (memory) ThreadCounters;
-  pthread_mutex_lock(&g_registry_lock);
-  block->next = g_live;
-  g_live = block;
-  pthread_mutex_unlock(&g_registry_lock);
-  pthread_setspecific(g_exit_key, block);
-  return block;
+  while ((state = g_key_state.load(std::memory_order_acquire)) == 1) {
+  }
+  return state == 2;
 }
 
 }  // namespace
 
-void count(Counter counter, std::uint64_t amount) noexcept {
-  ThreadCounters* block = t_counters;
-  if (block == nullptr && (block = t_counters = register_thread()) == nullptr) return;
-  std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
-  // A plain add: only this thread writes the value, so no read-modify-write is needed.
-  value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+CounterBlock* own_block() noexcept {
+  if (t_block != nullptr) return t_block;
+  if (t_exited || !exit_key_ready()) return nullptr;
+  for (CounterBlock& block : g_blocks) {
+    bool expected = false;
+    if (block.owned.load(std::memory_order_relaxed) ||
+        !block.owned.compare_exchange_strong(expected, true, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+      continue;
+    if (pthread_setspecific(g_exit_key, &block) != 0) {
+      block.owned.store(false, std::memory_order_release);
+      return nullptr;
+    }
+    t_block = &block;
+    return &block;
+  }
+  return nullptr;
+}
+
+void count_slow(Counter counter, std::uint64_t amount) noexcept {
+  if (CounterBlock* block = own_block()) {
+    std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
+    value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+    return;
+  }
+  g_shared[static_cast<int>(counter)].fetch_add(amount, std::memory_order_relaxed);
 }
 
 void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept {
-  pthread_mutex_lock(&g_registry_lock);
-  for (int i = 0; i < kCounters; ++i) totals[i] = g_exited[i];
-  for (ThreadCounters* block = g_live; block; block = block->next)
-    for (int i = 0; i < kCounters; ++i) totals[i] += block->values[i].load(std::memory_order_relaxed);
-  pthread_mutex_unlock(&g_registry_lock);
+  for (int i = 0; i < kCounters; ++i) totals[i] = g_shared[i].load(std::memory_order_relaxed);
+  for (const CounterBlock& block : g_blocks)
+    for (int i = 0; i < kCounters; ++i) totals[i] += block.values[i].load(std::memory_order_relaxed);
 }
 
 void reset_counters_in_child() noexcept {
-  // Only the forking thread exists here. It took the registry lock in the atfork prepare
-  // handler (if counting had begun), so the list is stable whichever child handler runs first.
-  for (int i = 0; i < kCounters; ++i) g_exited[i] = 0;
-  for (ThreadCounters* block = g_live; block; block = block->next)
-    for (auto& value : block->values) value.store(0, std::memory_order_relaxed);
+  // Only the forking thread exists: it keeps its block (zeroed); the others lose their owners.
+  // Blocks never used are left alone: writing zeros would fault in pages that were never touched.
+  for (CounterBlock& block : g_blocks) {
+    if (!block.owned.load(std::memory_order_relaxed) && block.would_skip == 0 && block.would_hit == 0) {
+      bool used = false;
+      for (const auto& value : block.values) used = used || value.load(std::memory_order_relaxed) != 0;
+      if (!used) continue;
+    }
+    for (auto& value : block.values) value.store(0, std::memory_order_relaxed);
+    block.would_skip = 0;
+    block.would_hit = 0;
+    if (&block != t_block) block.owned.store(false, std::memory_order_relaxed);
+  }
+  for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cudnn_fastpath::shim

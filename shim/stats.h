@@ -1,29 +1,73 @@
 // What the shim did, counted per thread (no shared write on the fast path) and reported at exit.
+//
+// Each thread that counts owns a block of a static array, reached through one thread-local
+// pointer. The blocks are never freed: a thread that exits gives its block back (its counts stay
+// in it, and the next owner adds to them), and whatever it counts after that (from another
+// thread-exit destructor, say) goes to shared atomic totals. No lock anywhere.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 namespace cudnn_fastpath::shim {
 
 enum class Counter : int {
-  kSkipped,           // cudnnSetStream answered from the table
-  kForwarded,         // cudnnSetStream that reached cuDNN (sampled ones included)
-  kSampled,           // would-be skips forwarded on purpose to time them (see entry_points.cpp)
-  kSamplesTimed,      // those of them that were timed
-  kSampleNanoseconds, // their total time, the clock's own cost taken off
-  kVerifyMismatches,  // verify mode: cuDNN held another stream than the table said
-  kTableFull,         // calls forwarded because their handle found no free slot
-  kStreamsForgotten,  // slots forgotten because their stream was destroyed
+  kSkipped,            // cudnnSetStream answered from the table
+  kForwarded,          // cudnnSetStream that reached cuDNN (sampled ones included)
+  kSampled,            // would-be skips forwarded on purpose to time them (see set_stream.cpp)
+  kSamplesTimed,       // those of them that were timed
+  kSampleNanoseconds,  // their total time, the clock's own cost taken off
+  kVerifyMismatches,   // verify mode: cuDNN held another stream than the table said
+  kTableFull,          // calls forwarded because their handle found no free slot
+  kStreamsForgotten,   // slots forgotten because their stream was destroyed
+  kPacksProxied,       // variant packs created as proxies
+  kPackHits,           // proxies finalized from the cache
+  kPackMisses,         // proxies finalized by building a real pack
+  kPackEvictions,      // cached packs destroyed to make room
+  kPacksMaterialized,  // proxies turned into real packs (a call the proxy does not answer)
+  kPackSamples,        // throwaway real packs built to time them
+  kPackSamplesTimed,   // those of them that were timed
+  kPackBuildNanoseconds,   // their total time
+  kPackProxySamples,       // proxies whose own calls were timed, create to destroy
+  kPackProxyNanoseconds,   // their total time
   kCount
 };
+inline constexpr int kCounters = static_cast<int>(Counter::kCount);
+
+struct alignas(64) CounterBlock {
+  // Written only by the owning thread (a load and a store, no read-modify-write); read by the
+  // report from another thread: atomics, relaxed, since totals order nothing.
+  std::atomic<std::uint64_t> values[kCounters];
+  std::uint64_t would_skip;  // the owner's sampling phases (set_stream.cpp, variant_packs.cpp)
+  std::uint64_t would_hit;
+  std::atomic<bool> owned;
+};
+
+// The calling thread's block; null until it first counts, and again once it has exited.
+// Initial-exec is not used (the shim may be dlopened): -mtls-dialect=gnu2 makes the access a
+// descriptor call that costs a load once the variable lives in static TLS, as a preloaded
+// library's does.
+extern thread_local CounterBlock* t_block;
+
+void count_slow(Counter counter, std::uint64_t amount) noexcept;
 
 // Adds to the calling thread's own counter. Call only when statistics are wanted.
-void count(Counter counter, std::uint64_t amount = 1) noexcept;
+inline void count(Counter counter, std::uint64_t amount = 1) noexcept {
+  CounterBlock* block = t_block;
+  if (__builtin_expect(block == nullptr, 0)) return count_slow(counter, amount);
+  std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
+  value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
+}
 
-// Sums every thread's counters, the exited threads' included.
-void sum_counters(std::uint64_t (&totals)[static_cast<int>(Counter::kCount)]) noexcept;
+// The calling thread's block, claiming one if needed; nullptr once it has exited or when every
+// block is owned (then count() still works, through the shared totals).
+CounterBlock* own_block() noexcept;
 
-// In a forked child: the parent's counts are not the child's.
+// Sums every block and the shared totals.
+void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept;
+
+// In a forked child: the parent's counts are not the child's, and the other threads' blocks have
+// no owner any more.
 void reset_counters_in_child() noexcept;
 
 }  // namespace cudnn_fastpath::shim

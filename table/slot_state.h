@@ -2,15 +2,21 @@
 //
 //   bit 63      valid: the backend holds `stream` (and no forwarding call is in flight)
 //   bit 62      overlap: two forwarding calls were in flight at once since the count was last zero
-//   bits 48-61  in-flight count: forwarding calls that entered and have not left
+//   bit 61      poisoned: a caller entered uncounted (the count was full); never valid again
+//   bits 48-60  in-flight count: forwarding calls that entered and have not left
 //   bits 0-47   stream, meaningful only while valid
 //
 // Invariant: whenever the count is zero, a valid word holding S means the last call that reached
 // the backend for this handle set S and succeeded. A forwarding call enters (clears valid, bumps the
 // count, notes an overlap), makes the real call, and leaves (drops the count). Only the last caller
-// out publishes, and only if its call succeeded, nobody overlapped it and its stream fits 48 bits;
+// out publishes, and only if its call succeeded, nobody overlapped it and its stream is cacheable;
 // otherwise the word becomes unknown, never stale. Sequential use is therefore exact, and a race
 // (which cuDNN forbids, but programs commit) costs one extra forward, never a wrong skip.
+//
+// The count has room for 8191 callers in flight on one handle. The next one cannot be counted, so
+// nobody could tell when it leaves: it poisons the word instead, which then never publishes again
+// (until a forked child resets it). Publishing after the counted callers left would otherwise let a
+// skip trust a stream that the uncounted caller's real call may still overwrite.
 #pragma once
 
 #include <atomic>
@@ -22,22 +28,34 @@ class SlotState {
  public:
   static constexpr std::uint64_t kValid = std::uint64_t{1} << 63;
   static constexpr std::uint64_t kOverlap = std::uint64_t{1} << 62;
+  static constexpr std::uint64_t kPoisoned = std::uint64_t{1} << 61;
   static constexpr int kCountShift = 48;
   static constexpr std::uint64_t kCountOne = std::uint64_t{1} << kCountShift;
-  static constexpr std::uint64_t kCountMask = (std::uint64_t{1} << 62) - kCountOne;
+  static constexpr std::uint64_t kCountMask = kPoisoned - kCountOne;
   static constexpr std::uint64_t kStreamMask = kCountOne - 1;
+
+  // cudaStreamPerThread: a name that means the calling thread's own stream, so a handle that was
+  // given it by one thread does not hold "it" for another. NULL and cudaStreamLegacy (0x1) name the
+  // one legacy default stream of every thread (cuDNN's kernels are built for the legacy default
+  // stream), so they are cached like any other stream.
+  static constexpr std::uintptr_t kPerThreadStream = 0x2;
 
   // What enter() handed out; leave() needs it back.
   enum class Ticket : std::uint8_t { kCounted, kUncounted };
 
-  // A stream the word can represent. Others are forwarded every time, never cached.
-  static constexpr bool fits(std::uintptr_t stream) noexcept { return stream <= kStreamMask; }
+  // A stream the word may publish. Others are forwarded every time, never cached.
+  static constexpr bool cacheable(std::uintptr_t stream) noexcept {
+    return stream <= kStreamMask && stream != kPerThreadStream;
+  }
 
-  // The fast path: one acquire load and a compare. Acquire pairs with the release half of the
-  // publishing CAS in leave(), so whoever skips also sees everything the publisher did before
-  // (the resolved real functions and the configuration, in the shim).
+  // The fast path: one acquire load, an exclusive or and a compare. A word is only ever published
+  // as kValid | (a cacheable stream); the exclusive or is kValid exactly when the word is that and
+  // the stream has no bit of its own above the stream bits, so an uncacheable stream never matches
+  // (a wide one is not mistaken for its low bits) and needs no separate check. Acquire pairs with
+  // the release half of the publishing CAS in leave(), so whoever skips also sees everything the
+  // publisher did before (in the shim: the resolved real functions and the configuration).
   bool holds(std::uintptr_t stream) const noexcept {
-    return fits(stream) && word_.load(std::memory_order_acquire) == (kValid | stream);
+    return (word_.load(std::memory_order_acquire) ^ stream) == kValid;
   }
 
   // Before a forwarding call. acq_rel: the acquire half orders the real call after every earlier
@@ -47,14 +65,12 @@ class SlotState {
     for (;;) {
       const std::uint64_t count = old & kCountMask;
       if (count == kCountMask) {
-        // 16383 callers in flight on one handle: do not count this one, but make sure none of
-        // them publishes.
-        if (word_.compare_exchange_weak(old, old | kOverlap, std::memory_order_acq_rel,
+        if (word_.compare_exchange_weak(old, (old & ~kValid) | kPoisoned, std::memory_order_acq_rel,
                                         std::memory_order_relaxed))
           return Ticket::kUncounted;
         continue;
       }
-      std::uint64_t next = (old & (kOverlap | kCountMask)) + kCountOne;
+      std::uint64_t next = (old & (kOverlap | kPoisoned | kCountMask)) + kCountOne;
       if (count != 0) next |= kOverlap;
       if (word_.compare_exchange_weak(old, next, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
@@ -63,15 +79,15 @@ class SlotState {
   }
 
   // After the real call. acq_rel: release publishes the new stream after the real call that set
-  // it (and after everything this thread did before); acquire sees the other callers' overlap marks.
+  // it (and after everything this thread did before); acquire sees the other callers' marks.
   void leave(Ticket ticket, std::uintptr_t stream, bool succeeded) noexcept {
-    if (ticket == Ticket::kUncounted) return;
+    if (ticket == Ticket::kUncounted) return;  // the poison already bars every publication
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     for (;;) {
       std::uint64_t next = old - kCountOne;
       if ((next & kCountMask) == 0) {
-        const bool clean = succeeded && !(old & kOverlap) && fits(stream);
-        next = clean ? (kValid | stream) : 0;
+        const bool clean = succeeded && !(old & (kOverlap | kPoisoned)) && cacheable(stream);
+        next = clean ? (kValid | stream) : (old & kPoisoned);
       }
       if (word_.compare_exchange_weak(old, next, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
@@ -79,24 +95,27 @@ class SlotState {
     }
   }
 
-  // The handle or its stream changed behind our back (create, destroy, stream destroyed): the word
-  // becomes unknown, and callers still in flight are barred from publishing. acq_rel as in enter().
+  // The handle or its stream changed behind our back (create, destroy, a slot changing hands): the
+  // word becomes unknown, and callers still in flight are barred from publishing. acq_rel as in
+  // enter(): whoever enters after this sees what preceded it (in the table: the slot's new key).
   void forget() noexcept {
     std::uint64_t old = word_.load(std::memory_order_relaxed);
     for (;;) {
-      const std::uint64_t next = (old & kCountMask) ? ((old & kCountMask) | kOverlap) : 0;
+      const std::uint64_t in_flight = old & kCountMask;
+      const std::uint64_t next = (old & kPoisoned) | (in_flight ? (in_flight | kOverlap) : 0);
       if (word_.compare_exchange_weak(old, next, std::memory_order_acq_rel,
                                       std::memory_order_relaxed))
         return;
     }
   }
 
-  // forget(), but only if the word holds `stream`. Used when a stream is destroyed.
+  // forget(), but only if the word holds `stream`; used when a stream is destroyed. The load comes
+  // first so that a word that does not hold the stream is never written (a CAS would take its cache
+  // line away from the threads that skip on it). Relaxed load: a word that moved on since no longer
+  // holds the dead stream, or was re-published by a call that made cuDNN hold it after the destroy.
   bool forget_if_holds(std::uintptr_t stream) noexcept {
-    if (!fits(stream)) return false;
     std::uint64_t expected = kValid | stream;
-    // Acquire on failure is not needed: a word that moved on no longer holds the dead stream, or
-    // was re-published by a call that made cuDNN hold it again after the destroy.
+    if (!cacheable(stream) || word_.load(std::memory_order_relaxed) != expected) return false;
     return word_.compare_exchange_strong(expected, 0, std::memory_order_acq_rel,
                                          std::memory_order_relaxed);
   }

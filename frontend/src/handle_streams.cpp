@@ -19,7 +19,7 @@ HandleTable g_table;  // constant-initialised: usable before any constructor has
 
 // In a forked child nothing the parent cached may be trusted (its handles are unusable there).
 pthread_once_t g_fork_handler_once = PTHREAD_ONCE_INIT;
-void forget_everything_in_child() { g_table.reset_all_states(); }
+void forget_everything_in_child() { g_table.reset_in_child(); }
 void register_fork_handler() { pthread_atfork(nullptr, nullptr, forget_everything_in_child); }
 
 std::uintptr_t key_of(cudaStream_t stream) noexcept {
@@ -34,9 +34,9 @@ cudnnStatus_t learn(cudnnHandle_t handle, HandleTable::Slot* slot, RealCall&& ca
   if (slot == nullptr) slot = g_table.find_or_claim(handle);
   cudaStream_t stream = nullptr;
   if (slot == nullptr) return call(&stream);  // null handle, or the table is full
-  const SlotState::Ticket ticket = slot->state.enter();
+  const HandleTable::Visit visit = g_table.enter(*slot, handle);
   const cudnnStatus_t status = call(&stream);
-  slot->state.leave(ticket, key_of(stream), status == CUDNN_STATUS_SUCCESS);
+  HandleTable::leave(visit, key_of(stream), status == CUDNN_STATUS_SUCCESS);
   return status;
 }
 
@@ -59,7 +59,8 @@ cudnnStatus_t create_handle(cudnnHandle_t* handle) noexcept {
 }
 
 cudnnStatus_t destroy_handle(cudnnHandle_t handle) noexcept {
-  forget_handle(handle);
+  // The slot becomes free for the next handle (whatever address it has).
+  if (HandleTable::Slot* slot = g_table.find(handle)) g_table.release(*slot, handle);
   return cudnnDestroy(handle);
 }
 

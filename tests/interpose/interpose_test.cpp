@@ -184,13 +184,13 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
   CHECK(o["real_set_stream"] == 3);
   CHECK(count_lines_containing(o.process.err, "1000 cudnnSetStream calls: 997 skipped, 3 forwarded (2 sampled)") == 1);
   CHECK(count_lines_containing(o.process.err, "ns per forwarded same-stream call, 1 timed)") == 1);
-  CHECK(count_lines_containing(o.process.err, "cuDNN found by noload") == 1);
+  CHECK(count_lines_containing(o.process.err, "cuDNN found by caller_scope") == 1);
 
   // The file's name holds the child's pid; there is exactly one file.
   const std::string json = run_process({"sh", "-c", "cat " + dir + "/stats-*.json; ls " + dir}).out;
   for (const char* key : {"\"set_stream_calls\": 1000,", "\"skipped\": 997,", "\"forwarded\": 3,",
                           "\"sampled\": 2,", "\"samples_timed\": 1,", "\"verify_mismatches\": 0,", "\"handles\": 1,",
-                          "\"table_full\": 0,", "\"resolved_by\": \"noload\",", "\"saved_ns_estimate\": "})
+                          "\"table_full\": 0,", "\"resolved_by\": \"caller_scope\",", "\"saved_ns_estimate\": "})
     CHECK(json.find(key) != std::string::npos);
   CHECK(json.find("\"saved_ns_estimate\": 0,") == std::string::npos);
   CHECK(count_lines_containing(json, "stats-") == 1);  // ls: one file, named stats-<pid>.json
@@ -199,7 +199,7 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
 
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {
   const std::pair<const char*, const char*> expected[] = {
-      {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "noload"}};
+      {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "caller_scope"}};
   for (const auto& [mode, found_by] : expected) {
     INFO("mode " << mode);
     const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});

@@ -99,14 +99,26 @@ TEST_CASE("a stream wider than 48 bits is never cached and never aliases a cache
   CHECK_FALSE(state.holds(wide));  // same low bits, must not match
 }
 
-TEST_CASE("past the in-flight counter's range, callers are not counted and nobody publishes", "[slot]") {
+TEST_CASE("past the in-flight counter's range, a caller poisons the slot: nobody publishes again",
+          "[slot]") {
   SlotState state;
-  constexpr int kMaxCounted = (1 << 14) - 1;
-  for (int i = 0; i < kMaxCounted; ++i) REQUIRE(state.enter() == SlotState::Ticket::kCounted);
+  const auto max_counted = static_cast<int>(SlotState::kCountMask >> SlotState::kCountShift);
+  for (int i = 0; i < max_counted; ++i) REQUIRE(state.enter() == SlotState::Ticket::kCounted);
   const auto extra = state.enter();
   CHECK(extra == SlotState::Ticket::kUncounted);
-  state.leave(extra, kStreamA, true);
-  for (int i = 0; i < kMaxCounted; ++i) state.leave(SlotState::Ticket::kCounted, kStreamA, true);
+  for (int i = 0; i < max_counted; ++i) state.leave(SlotState::Ticket::kCounted, kStreamA, true);
   CHECK_FALSE(state.holds(kStreamA));
-  CHECK(state.raw() == 0);
+  // The uncounted caller may still be inside cuDNN: a newcomer's successful call must not publish.
+  forward(state, kStreamB);
+  CHECK_FALSE(state.holds(kStreamB));
+  state.leave(extra, kStreamA, true);
+  forward(state, kStreamA);
+  CHECK_FALSE(state.holds(kStreamA));
+  CHECK((state.raw() & SlotState::kPoisoned) != 0);
+  state.forget();  // a handle's create or destroy does not clear it either
+  forward(state, kStreamA);
+  CHECK_FALSE(state.holds(kStreamA));
+  state.reset();  // only a forked child, where no caller can be in flight, starts over
+  forward(state, kStreamA);
+  CHECK(state.holds(kStreamA));
 }

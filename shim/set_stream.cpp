@@ -1,0 +1,157 @@
+// cudnnSetStream, cudnnCreate and cudnnDestroy under the shim: the handle table at work.
+//
+// Each one fails open: whatever goes wrong inside the shim, the call is forwarded to the real
+// function, and the table is only ever told what the real function did.
+#include "shim/set_stream.h"
+
+#include <atomic>
+#include <cstdint>
+
+#include "shim/clock.h"
+#include "shim/config.h"
+#include "shim/handle_table.h"
+#include "shim/log.h"
+#include "shim/process.h"
+#include "shim/real_symbols.h"
+#include "shim/stats.h"
+
+namespace cudnn_fastpath::shim {
+
+HandleTable g_table;  // constant-initialised: usable before any constructor has run
+
+HandleTable& handle_table() noexcept { return g_table; }
+
+namespace {
+
+std::atomic<bool> g_warned_table_full{false};  // relaxed: only deduplicates a message
+std::atomic<bool> g_warned_mismatch{false};
+
+std::uintptr_t key_of(cudaStream_t stream) noexcept { return reinterpret_cast<std::uintptr_t>(stream); }
+
+// In statistics mode two consecutive would-be skips in every kSamplePeriod per thread are forwarded
+// on purpose, and the second one is timed. The first brings cuDNN's code and data back into the
+// caches, so the second costs what a same-stream call costs in a program without the shim, where
+// each op's call follows the previous op's: that is what a skip saves. (A call timed right after
+// a thousand skips measured a cold cuDNN instead: about 12x the warm cost on an H200.) Off by
+// default, so that without statistics the counts of real calls are exact.
+constexpr std::uint64_t kSamplePeriod = 1024;
+constexpr std::uint64_t kSampleWarmUp = 16;  // forwarded, not timed
+constexpr std::uint64_t kSampleTimed = 17;   // forwarded and timed
+
+const RealSymbols& cudnn_for(const void* caller) noexcept {
+  return binding_for(Library::kCudnn, caller).real;
+}
+
+// The slot of `handle`, claimed if it has none; nullptr (and one warning) when every slot holds a
+// live handle.
+HandleTable::Slot* claim(cudnnHandle_t handle, std::uint32_t m) noexcept {
+  HandleTable::Slot* slot = g_table.find_or_claim(handle);
+  if (slot == nullptr && handle != nullptr) {
+    if (!g_warned_table_full.exchange(true, std::memory_order_relaxed))
+      log_line("all %zu slots of the handle table hold live cuDNN handles (%zu now): calls on the "
+               "handles without a slot are forwarded",
+               HandleTable::kCapacity, g_table.live());
+    if (m & mode::kCounting) count(Counter::kTableFull);
+  }
+  return slot;
+}
+
+// The real call, bracketed by the slot protocol. `slot` may be null (not looked up yet).
+__attribute__((noinline)) cudnnStatus_t forward(const void* caller, cudnnHandle_t handle,
+                                                cudaStream_t stream, HandleTable::Slot* slot,
+                                                std::uint32_t m) noexcept {
+  const RealSymbols& real = cudnn_for(caller);
+  if (real.cudnnSetStream == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (slot == nullptr) slot = claim(handle, m);
+  if (m & mode::kCounting) count(Counter::kForwarded);
+  if (slot == nullptr) return real.cudnnSetStream(handle, stream);
+  const HandleTable::Visit visit = g_table.enter(*slot, handle);
+  const cudnnStatus_t status = real.cudnnSetStream(handle, stream);
+  HandleTable::leave(visit, key_of(stream), status == CUDNN_STATUS_SUCCESS);
+  return status;
+}
+
+// A would-be skip that has more to do: skipping switched off, verify mode, or statistics.
+__attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* caller, cudnnHandle_t handle,
+                                                               cudaStream_t stream, HandleTable::Slot& slot,
+                                                               std::uint32_t m) noexcept {
+  if (!(m & mode::kSkipping)) return forward(caller, handle, stream, &slot, m);
+  if (m & mode::kVerify) {
+    cudaStream_t held = nullptr;
+    const cudnnStatus_t status = cudnn_for(caller).cudnnGetStream(handle, &held);
+    if (status != CUDNN_STATUS_SUCCESS || held != stream) {
+      if (!g_warned_mismatch.exchange(true, std::memory_order_relaxed))
+        log_line("verify: handle %p holds stream %p, not %p: something set it around the shim; "
+                 "forwarding (further mismatches are only counted)",
+                 static_cast<void*>(handle), static_cast<void*>(held), static_cast<void*>(stream));
+      if (m & mode::kCounting) count(Counter::kVerifyMismatches);
+      return forward(caller, handle, stream, &slot, m);
+    }
+  }
+  if (m & mode::kCounting) {
+    CounterBlock* block = own_block();
+    const std::uint64_t phase = block ? ++block->would_skip % kSamplePeriod : 0;
+    if (phase == kSampleWarmUp || phase == kSampleTimed) {
+      const std::uint64_t start = now_ns();
+      const cudnnStatus_t status = forward(caller, handle, stream, &slot, m);
+      const std::uint64_t elapsed = now_ns() - start;
+      count(Counter::kSampled);
+      if (phase == kSampleTimed && status == CUDNN_STATUS_SUCCESS) {
+        count(Counter::kSampleNanoseconds, net_ns(elapsed));
+        count(Counter::kSamplesTimed);
+      }
+      return status;
+    }
+    count(Counter::kSkipped);
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // namespace
+
+cudnnStatus_t set_stream_slow(cudnnHandle_t handle, cudaStream_t stream, const void* caller) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().set_stream(caller, handle, stream);
+  if (m & mode::kDisabled) {
+    const RealSymbols& real = cudnn_for(caller);
+    return real.cudnnSetStream ? real.cudnnSetStream(handle, stream) : CUDNN_STATUS_NOT_INITIALIZED;
+  }
+  note_cudnn_call();
+  HandleTable::Slot* slot = g_table.find(handle);
+  if (slot != nullptr && slot->state.holds(key_of(stream)))
+    return (m & mode::kPlainSkip) ? CUDNN_STATUS_SUCCESS : skip_with_checks(caller, handle, stream, *slot, m);
+  return forward(caller, handle, stream, slot, m);
+}
+
+cudnnStatus_t set_stream_from(const void* caller, cudnnHandle_t handle, cudaStream_t stream) noexcept {
+  return set_stream(handle, stream, caller);
+}
+
+cudnnStatus_t create(const void* caller, cudnnHandle_t* handle) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().create(caller, handle);
+  const RealSymbols& real = cudnn_for(caller);
+  if (real.cudnnCreate == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (!(m & mode::kDisabled)) note_cudnn_call();
+  const cudnnStatus_t status = real.cudnnCreate(handle);
+  // cuDNN hands a destroyed handle's address out again; if the destroy went around the shim, the
+  // address may still have a slot, and whatever it says is void.
+  if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled))
+    if (HandleTable::Slot* slot = g_table.find(*handle)) slot->state.forget();
+  return status;
+}
+
+cudnnStatus_t destroy(const void* caller, cudnnHandle_t handle) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().destroy(caller, handle);
+  const RealSymbols& real = cudnn_for(caller);
+  if (real.cudnnDestroy == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (!(m & mode::kDisabled)) {
+    note_cudnn_call();
+    // The slot becomes free for the next handle (whatever address it has).
+    if (HandleTable::Slot* slot = g_table.find(handle)) g_table.release(*slot, handle);
+  }
+  return real.cudnnDestroy(handle);
+}
+
+}  // namespace cudnn_fastpath::shim
