@@ -9,6 +9,7 @@
 //                 libcudnn first, so the shim never sees its calls
 //       none      nothing loaded: the calls go wherever dlsym(RTLD_DEFAULT) leads
 //       explicit  the program dlopens the shim itself and calls it through its handle
+//       self      nothing is loaded before the case runs: the case loads what it needs itself
 //
 // "real_set_stream" is how many cudnnSetStream calls reached the stub; "set_stream_calls" how
 // many the program made.
@@ -23,6 +24,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "tests/interpose/scenario_api.h"
@@ -69,14 +71,31 @@ cudnnStatus_t set_stream_around_shim(cudnnHandle_t h, cudaStream_t s) {
 
 #ifdef SCENARIO_LINKED
 void load_api(const char*) {
-  g_api = {cudnnCreate, cudnnDestroy, cudnnSetStream, cudnnGetStream,
-           cudaStreamCreate, cudaStreamDestroy, stubcudnn_counters};
+  g_api = {cudnnCreate,        cudnnDestroy,        cudnnSetStream,     cudnnGetStream,
+           cudaStreamCreate,   cudaStreamDestroy,   stubcudnn_counters, stubcudart_counters,
+           cuStreamCreate,     cuStreamDestroy_v2,  cuStreamDestroy,    stubcuda_counters};
 }
 #else
+void* g_shim_library = nullptr;  // mode explicit: the shim's handle
+
+// The driver's functions: from `first` if it defines them (the shim may), else from the stub.
+void load_driver_api(void* first) {
+  void* cuda = must_dlopen(STUB_CUDA_PATH, RTLD_NOW | RTLD_GLOBAL);
+  const auto take = [&](auto& out, const char* name) {
+    void* symbol = first == nullptr ? nullptr : dlsym(first, name);
+    if (symbol != nullptr) out = reinterpret_cast<std::remove_reference_t<decltype(out)>>(symbol);
+    else must_dlsym(out, RTLD_DEFAULT, name);
+  };
+  take(g_api.cu_stream_create, "cuStreamCreate");
+  take(g_api.cu_stream_destroy_v2, "cuStreamDestroy_v2");
+  take(g_api.cu_stream_destroy_legacy, "cuStreamDestroy");
+  must_dlsym(g_api.cuda_counters, cuda, "stubcuda_counters");
+}
+
 void load_api(const char* mode) {
   if (std::strcmp(mode, "global") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
-    must_dlopen(STUB_CUDART_PATH, RTLD_NOW | RTLD_GLOBAL);
+    void* cudart = must_dlopen(STUB_CUDART_PATH, RTLD_NOW | RTLD_GLOBAL);
     must_dlsym(g_api.create, RTLD_DEFAULT, "cudnnCreate");
     must_dlsym(g_api.destroy, RTLD_DEFAULT, "cudnnDestroy");
     must_dlsym(g_api.set_stream, RTLD_DEFAULT, "cudnnSetStream");
@@ -84,6 +103,8 @@ void load_api(const char* mode) {
     must_dlsym(g_api.stream_create, RTLD_DEFAULT, "cudaStreamCreate");
     must_dlsym(g_api.stream_destroy, RTLD_DEFAULT, "cudaStreamDestroy");
     must_dlsym(g_api.counters, cudnn, "stubcudnn_counters");
+    must_dlsym(g_api.cudart_counters, cudart, "stubcudart_counters");
+    load_driver_api(nullptr);
   } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "deepbind") == 0) {
     int flags = RTLD_NOW | RTLD_LOCAL;
     if (std::strcmp(mode, "deepbind") == 0) flags |= RTLD_DEEPBIND;
@@ -95,8 +116,9 @@ void load_api(const char* mode) {
     // The shim opened by the program itself, as a secure-execution process must (the loader
     // ignores LD_PRELOAD paths there): its functions are reached through its own handle.
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
-    must_dlopen(STUB_CUDART_PATH, RTLD_NOW | RTLD_GLOBAL);
+    void* cudart = must_dlopen(STUB_CUDART_PATH, RTLD_NOW | RTLD_GLOBAL);
     void* shim = must_dlopen(SHIM_PATH, RTLD_NOW | RTLD_LOCAL);
+    g_shim_library = shim;
     must_dlsym(g_api.create, shim, "cudnnCreate");
     must_dlsym(g_api.destroy, shim, "cudnnDestroy");
     must_dlsym(g_api.set_stream, shim, "cudnnSetStream");
@@ -104,6 +126,10 @@ void load_api(const char* mode) {
     must_dlsym(g_api.stream_create, cudnn == nullptr ? nullptr : RTLD_DEFAULT, "cudaStreamCreate");
     must_dlsym(g_api.stream_destroy, shim, "cudaStreamDestroy");
     must_dlsym(g_api.counters, cudnn, "stubcudnn_counters");
+    must_dlsym(g_api.cudart_counters, cudart, "stubcudart_counters");
+    load_driver_api(shim);
+  } else if (std::strcmp(mode, "self") == 0) {
+    // The case loads what it needs.
   } else {
     die("unknown mode");
   }
