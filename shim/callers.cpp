@@ -96,8 +96,14 @@ const Binding& bound(std::atomic<const Binding*>& slot, Library library, const L
 }  // namespace
 
 const Binding& binding_for(Library library, const void* caller) noexcept {
+  bool in_cudnn = false;
+  return binding_for(library, caller, in_cudnn);
+}
+
+const Binding& binding_for(Library library, const void* caller, bool& caller_in_cudnn) noexcept {
   const int index = static_cast<int>(library);
   Caller* c = caller_entry(caller);
+  caller_in_cudnn = c != nullptr && c->in_cudnn.load(std::memory_order_relaxed);
   // Outside any object, or no room left: nothing to learn from the caller's scope.
   if (c == nullptr || (!c->object.is_main && c->object.path[0] == '\0'))
     return bound(g_anonymous[index], library, nullptr);

@@ -68,6 +68,9 @@ struct Binding {
 // caller's object is known: a scan of the objects seen so far.
 const Binding& binding_for(Library library, const void* caller) noexcept;
 
+// The same, and whether `caller` lies inside cuDNN itself (a libcudnn* object), in one lookup.
+const Binding& binding_for(Library library, const void* caller, bool& caller_in_cudnn) noexcept;
+
 // Whether `caller` lies inside cuDNN itself (a libcudnn* object): cuDNN's own calls are passed
 // through untouched.
 bool called_from_cudnn(const void* caller) noexcept;

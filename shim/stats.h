@@ -40,6 +40,7 @@ struct alignas(64) CounterBlock {
   std::atomic<std::uint64_t> values[kCounters];
   std::uint64_t would_skip;  // the owner's sampling phases (set_stream.cpp, variant_packs.cpp)
   std::uint64_t would_hit;
+  std::uint64_t proxies;
   std::atomic<bool> owned;
 };
 

@@ -1,53 +1,418 @@
-// Temporary: every backend call passes through (the pack cache comes next).
+// The backend descriptor API under the shim: variant packs as proxies over a cache of real ones.
+//
+// A CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR that a program creates (not cuDNN itself) is a proxy
+// (packs/proxy_pool.h): creating it calls nothing, and its sets of UNIQUE_IDS, DATA_POINTERS and
+// WORKSPACE are recorded. Its finalize looks the recorded contents up in the cache of finalized real
+// packs (packs/pack_cache.h): a hit leases the cached pack; a miss builds one (create, set,
+// finalize) and returns cuDNN's status, so an error surfaces at the same call as without the shim.
+// Execute and the CUDA-graph calls receive the real pack. Anything a proxy does not answer itself
+// (another attribute, an odd type or count, a set after finalize, a second finalize, a get before
+// finalize, an execute before it) turns it into a private real pack on the spot, replaying what it
+// recorded, and the call is forwarded: cuDNN gives its own answer, and from then on every call on it
+// is forwarded. One caveat: a set the proxy recorded (type and count checked as cuDNN checks them)
+// but cuDNN would have refused could only fail at the finalize that replays it.
+//
+// A proxy is used by one thread at a time, like any cuDNN descriptor (a program that executes one
+// pack from several threads only reads it); the cache itself is shared and lock-free.
 #include "shim/variant_packs.h"
 
+#include <cstdint>
+
+#include "packs/pack_cache.h"
+#include "packs/pack_contents.h"
+#include "packs/proxy_pool.h"
+#include "shim/clock.h"
 #include "shim/process.h"
 #include "shim/real_symbols.h"
+#include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {
 namespace {
-const RealSymbols& real_for(const void* caller) { return binding_for(Library::kCudnn, caller).real; }
-}  // namespace
 
-#define PASS(name, member, ...)                                                     \
-  const std::uint32_t m = current_mode();                                           \
-  if (m & mode::kFollower) return leader().name(caller, __VA_ARGS__);               \
-  const RealSymbols& real = real_for(caller);                                       \
-  if (real.member == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;                  \
-  return real.member(__VA_ARGS__);
+using packs::PackContents;
+using Cache = packs::PackCache<16, 16>;  // 256 packs; a lookup compares at most 16 hashes
+
+struct Proxy {
+  enum class State : std::uint8_t {
+    kRecording,     // created, sets recorded; not finalized
+    kFinalized,     // `pack` is a finalized real pack (leased from the cache, or private)
+    kMaterialized,  // `pack` is this proxy's own real pack; every call is forwarded to it
+  };
+  State state;
+  bool private_pack;  // `pack` is this proxy's alone (destroyed with it)
+  bool timed;         // statistics: this proxy's own calls are timed, create to destroy
+  const Binding* library;          // the cuDNN the proxy was created through
+  cudnnBackendDescriptor_t pack;   // the real pack, once there is one
+  Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
+  std::uint64_t own_ns;            // timed: the proxy's calls so far
+  PackContents recorded;
+};
+
+// 1024 proxies (about 600 KiB of zero pages until used): PyTorch holds one per thread at a time.
+// When all are in use, new packs are real ones.
+packs::ProxyPool<Proxy, 1024> g_proxies;
+Cache g_cache;
+
+// Statistics. Two would-be hits in every kSamplePeriod per thread also build and destroy a real
+// pack, the second one timed: what a hit saves is what such a build costs in a warm program.
+// Two proxies in every kSamplePeriod have their own calls timed, create to destroy.
+constexpr std::uint64_t kSamplePeriod = 1024;
+constexpr std::uint64_t kSampleWarmUp = 16;
+constexpr std::uint64_t kSampleTimed = 17;
+constexpr std::uint64_t kProxyTimedA = 300;
+constexpr std::uint64_t kProxyTimedB = 800;
+
+bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
+
+// Times a proxy's call when the proxy is a timed one.
+class ProxyTimer {
+ public:
+  explicit ProxyTimer(const Proxy* proxy) : proxy_(proxy && proxy->timed ? const_cast<Proxy*>(proxy) : nullptr),
+                                            start_(proxy_ ? now_ns() : 0) {}
+  ~ProxyTimer() {
+    if (proxy_) proxy_->own_ns += net_ns(now_ns() - start_);
+  }
+  ProxyTimer(const ProxyTimer&) = delete;
+  ProxyTimer& operator=(const ProxyTimer&) = delete;
+
+ private:
+  Proxy* proxy_;
+  std::uint64_t start_;
+};
+
+std::size_t pool_hint() {
+  // The thread's own TLS address: distinct per thread, so threads start at different words.
+  return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(&t_block) >> 7);
+}
+
+std::uintptr_t library_id(const Binding* library) { return reinterpret_cast<std::uintptr_t>(library); }
+
+// Whether a set is one the proxy records: the attributes it understands, with the types and
+// counts cuDNN accepts for them. Anything else goes to a real pack.
+bool record(PackContents& contents, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+            int64_t count, const void* elements) {
+  if (elements == nullptr || count < 1 || count > PackContents::kMaxTensors) return false;
+  switch (name) {
+    case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
+      if (type != CUDNN_TYPE_INT64) return false;
+      contents.set_uids(static_cast<const std::int64_t*>(elements), static_cast<std::int32_t>(count));
+      return true;
+    case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS:
+      if (type != CUDNN_TYPE_VOID_PTR) return false;
+      contents.set_pointers(static_cast<void* const*>(elements), static_cast<std::int32_t>(count));
+      return true;
+    case CUDNN_ATTR_VARIANT_PACK_WORKSPACE:
+      if (type != CUDNN_TYPE_VOID_PTR || count != 1) return false;
+      contents.set_workspace(*static_cast<void* const*>(elements));
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The recorded sets, replayed on a real pack in the order uids, pointers, workspace.
+cudnnStatus_t replay(const RealSymbols& real, cudnnBackendDescriptor_t pack, const PackContents& c) {
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  if (c.uid_count > 0)
+    status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
+                                           c.uid_count, c.uids);
+  if (status == CUDNN_STATUS_SUCCESS && c.pointer_count > 0)
+    status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+                                           c.pointer_count, c.pointers);
+  if (status == CUDNN_STATUS_SUCCESS && c.has_workspace)
+    status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
+                                           &c.workspace);
+  return status;
+}
+
+// A real pack with these contents, finalized if asked. `made` is whatever pack was created (so
+// that a failure leaves cuDNN's own half-built pack behind for the proxy), or null.
+cudnnStatus_t build(const RealSymbols& real, const PackContents& c, bool finalize, cudnnBackendDescriptor_t& made) {
+  made = nullptr;
+  cudnnStatus_t status = real.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &made);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    made = nullptr;
+    return status;
+  }
+  status = replay(real, made, c);
+  if (status == CUDNN_STATUS_SUCCESS && finalize) status = real.cudnnBackendFinalize(made);
+  return status;
+}
+
+// Gives back whatever real pack a finalized proxy holds.
+void drop_pack(Proxy& p) {
+  if (p.lease) g_cache.release(p.lease);
+  else if (p.private_pack && p.pack) p.library->real.cudnnBackendDestroyDescriptor(p.pack);
+  p.lease = {};
+  p.pack = nullptr;
+  p.private_pack = false;
+}
+
+// The proxy becomes a private real pack with its recorded contents (finalized if it was).
+cudnnStatus_t materialize(Proxy& p, std::uint32_t m) {
+  if (p.state == Proxy::State::kMaterialized) return CUDNN_STATUS_SUCCESS;
+  const bool finalized = p.state == Proxy::State::kFinalized;
+  cudnnBackendDescriptor_t made = nullptr;
+  const cudnnStatus_t status = build(p.library->real, p.recorded, finalized, made);
+  if (made == nullptr) return status;  // cuDNN could not even create one: its answer
+  drop_pack(p);
+  p.pack = made;
+  p.private_pack = true;
+  p.state = Proxy::State::kMaterialized;
+  if (counting(m)) count(Counter::kPacksMaterialized);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// Statistics: at two hits in every period, what a real pack would have cost.
+void sample_real_build(const Proxy& p) {
+  CounterBlock* block = own_block();
+  const std::uint64_t phase = block ? ++block->would_hit % kSamplePeriod : 0;
+  if (phase != kSampleWarmUp && phase != kSampleTimed) return;
+  const RealSymbols& real = p.library->real;
+  const std::uint64_t start = now_ns();
+  cudnnBackendDescriptor_t made = nullptr;
+  const cudnnStatus_t status = build(real, p.recorded, true, made);
+  if (made) real.cudnnBackendDestroyDescriptor(made);
+  const std::uint64_t elapsed = now_ns() - start;
+  count(Counter::kPackSamples);
+  if (phase == kSampleTimed && status == CUDNN_STATUS_SUCCESS) {
+    count(Counter::kPackSamplesTimed);
+    count(Counter::kPackBuildNanoseconds, net_ns(elapsed));
+  }
+}
+
+cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
+  const std::uintptr_t library = library_id(p.library);
+  if (Cache::Lease lease = g_cache.acquire(p.recorded, library)) {
+    p.lease = lease;
+    p.pack = lease.pack;
+    p.state = Proxy::State::kFinalized;
+    if (counting(m)) {
+      count(Counter::kPackHits);
+      sample_real_build(p);
+    }
+    return CUDNN_STATUS_SUCCESS;
+  }
+  const RealSymbols& real = p.library->real;
+  cudnnBackendDescriptor_t made = nullptr;
+  const cudnnStatus_t status = build(real, p.recorded, true, made);
+  if (status != CUDNN_STATUS_SUCCESS) {
+    // cuDNN refused these contents: the proxy is that refused pack from now on.
+    if (made) {
+      p.pack = made;
+      p.private_pack = true;
+      p.state = Proxy::State::kMaterialized;
+      if (counting(m)) count(Counter::kPacksMaterialized);
+    }
+    return status;
+  }
+  if (counting(m)) count(Counter::kPackMisses);
+  Cache::Evicted evicted;
+  p.lease = g_cache.insert(p.recorded, library, made, evicted);
+  p.pack = made;
+  p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
+  p.state = Proxy::State::kFinalized;
+  if (evicted.pack) {
+    reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
+    if (counting(m)) count(Counter::kPackEvictions);
+  }
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The real pack a call should get for `descriptor`: a proxy's (materialized first if it has none
+// yet, so that cuDNN answers for an unfinalized pack), or the descriptor itself.
+cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& pack) {
+  if (p.state == Proxy::State::kRecording) {
+    const cudnnStatus_t status = materialize(p, m);
+    if (status != CUDNN_STATUS_SUCCESS) return status;
+  }
+  pack = p.pack;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+}  // namespace
 
 cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescriptorType_t type,
                                         cudnnBackendDescriptor_t* descriptor) noexcept {
-  PASS(backend_create_descriptor, cudnnBackendCreateDescriptor, type, descriptor)
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_create_descriptor(caller, type, descriptor);
+  bool from_cudnn = false;
+  const Binding& library = binding_for(Library::kCudnn, caller, from_cudnn);
+  const RealSymbols& real = library.real;
+  if (real.cudnnBackendCreateDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
+      from_cudnn || real.cudnnBackendFinalize == nullptr)
+    return real.cudnnBackendCreateDescriptor(type, descriptor);
+  const std::uint64_t start = counting(m) ? now_ns() : 0;
+  Proxy* p = g_proxies.allocate(pool_hint());
+  if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
+  note_cudnn_call();
+  p->state = Proxy::State::kRecording;
+  p->private_pack = false;
+  p->library = &library;
+  p->pack = nullptr;
+  p->lease = {};
+  p->recorded.clear();
+  p->timed = false;
+  p->own_ns = 0;
+  if (counting(m)) {
+    count(Counter::kPacksProxied);
+    CounterBlock* block = own_block();
+    const std::uint64_t phase = block ? ++block->proxies % kSamplePeriod : 0;
+    if (phase == kProxyTimedA || phase == kProxyTimedB) {
+      p->timed = true;
+      p->own_ns = net_ns(now_ns() - start);
+    }
+  }
+  *descriptor = p;
+  return CUDNN_STATUS_SUCCESS;
 }
-cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescriptor_t d) noexcept {
-  PASS(backend_destroy_descriptor, cudnnBackendDestroyDescriptor, d)
+
+cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_destroy_descriptor(caller, descriptor);
+  Proxy* p = g_proxies.find(descriptor);
+  if (p == nullptr) {
+    if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;  // a proxy destroyed already
+    const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
+    if (real.cudnnBackendDestroyDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+    return real.cudnnBackendDestroyDescriptor(descriptor);
+  }
+  const std::uint64_t start = p->timed ? now_ns() : 0;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  if (p->lease) g_cache.release(p->lease);
+  else if (p->private_pack && p->pack) status = p->library->real.cudnnBackendDestroyDescriptor(p->pack);
+  if (p->timed && counting(m)) {
+    count(Counter::kPackProxySamples);
+    count(Counter::kPackProxyNanoseconds, p->own_ns + net_ns(now_ns() - start));
+  }
+  p->lease = {};
+  p->pack = nullptr;
+  p->private_pack = false;
+  g_proxies.release(p);
+  return status;
 }
-cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t d) noexcept {
-  PASS(backend_initialize, cudnnBackendInitialize, d)
+
+cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_initialize(caller, descriptor);
+  if (Proxy* p = g_proxies.find(descriptor)) {
+    const cudnnStatus_t status = materialize(*p, m);
+    if (status != CUDNN_STATUS_SUCCESS) return status;
+    return p->library->real.cudnnBackendInitialize(p->pack);
+  }
+  if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
+  const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
+  if (real.cudnnBackendInitialize == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  return real.cudnnBackendInitialize(descriptor);
 }
-cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t d) noexcept {
-  PASS(backend_finalize, cudnnBackendFinalize, d)
+
+cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_finalize(caller, descriptor);
+  Proxy* p = g_proxies.find(descriptor);
+  if (p == nullptr) {
+    if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
+    const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
+    if (real.cudnnBackendFinalize == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+    return real.cudnnBackendFinalize(descriptor);
+  }
+  const ProxyTimer timer(p);
+  if (p->state == Proxy::State::kRecording && p->recorded.complete()) return finalize_proxy(*p, m);
+  // Finalized twice, or not all set: cuDNN's own answer, from a real pack in the same state.
+  const cudnnStatus_t status = materialize(*p, m);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  return p->library->real.cudnnBackendFinalize(p->pack);
 }
-cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t n,
-                                    cudnnBackendAttributeType_t t, int64_t c, const void* e) noexcept {
-  PASS(backend_set_attribute, cudnnBackendSetAttribute, d, n, t, c, e)
+
+cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
+                                    cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                                    int64_t count, const void* elements) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_set_attribute(caller, descriptor, name, type, count, elements);
+  Proxy* p = g_proxies.find(descriptor);
+  if (p == nullptr) {
+    if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
+    const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
+    if (real.cudnnBackendSetAttribute == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+    return real.cudnnBackendSetAttribute(descriptor, name, type, count, elements);
+  }
+  const ProxyTimer timer(p);
+  if (p->state == Proxy::State::kRecording && record(p->recorded, name, type, count, elements))
+    return CUDNN_STATUS_SUCCESS;
+  const cudnnStatus_t status = materialize(*p, m);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  return p->library->real.cudnnBackendSetAttribute(p->pack, name, type, count, elements);
 }
-cudnnStatus_t backend_get_attribute(const void* caller, cudnnBackendDescriptor_t d, cudnnBackendAttributeName_t n,
-                                    cudnnBackendAttributeType_t t, int64_t r, int64_t* c, void* e) noexcept {
-  PASS(backend_get_attribute, cudnnBackendGetAttribute, d, n, t, r, c, e)
+
+cudnnStatus_t backend_get_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
+                                    cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+                                    int64_t requested, int64_t* count, void* elements) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower)
+    return leader().backend_get_attribute(caller, descriptor, name, type, requested, count, elements);
+  Proxy* p = g_proxies.find(descriptor);
+  if (p == nullptr) {
+    if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
+    const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
+    if (real.cudnnBackendGetAttribute == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+    return real.cudnnBackendGetAttribute(descriptor, name, type, requested, count, elements);
+  }
+  const ProxyTimer timer(p);
+  cudnnBackendDescriptor_t pack = nullptr;
+  const cudnnStatus_t status = real_pack_of(*p, m, pack);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  return p->library->real.cudnnBackendGetAttribute(pack, name, type, requested, count, elements);
 }
-cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t h, cudnnBackendDescriptor_t p,
-                              cudnnBackendDescriptor_t v) noexcept {
-  PASS(backend_execute, cudnnBackendExecute, h, p, v)
+
+namespace {
+
+// Execute and the CUDA-graph calls: the real pack in place of a proxy, the rest unchanged.
+template <typename Call>
+cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, std::uint32_t m, Call&& call) {
+  Proxy* p = g_proxies.find(pack);
+  if (p == nullptr) {
+    if (g_proxies.owns(pack)) return CUDNN_STATUS_BAD_PARAM;
+    return call(binding_for(Library::kCudnn, caller).real, pack);
+  }
+  const ProxyTimer timer(p);
+  cudnnBackendDescriptor_t real_pack = nullptr;
+  const cudnnStatus_t status = real_pack_of(*p, m, real_pack);
+  if (status != CUDNN_STATUS_SUCCESS) return status;
+  return call(p->library->real, real_pack);
 }
-cudnnStatus_t backend_populate_cuda_graph(const void* caller, cudnnHandle_t h, cudnnBackendDescriptor_t p,
-                                          cudnnBackendDescriptor_t v, cudaGraph_t g) noexcept {
-  PASS(backend_populate_cuda_graph, cudnnBackendPopulateCudaGraph, h, p, v, g)
+
+}  // namespace
+
+cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                              cudnnBackendDescriptor_t pack) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_execute(caller, handle, plan, pack);
+  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
+    return real.cudnnBackendExecute ? real.cudnnBackendExecute(handle, plan, real_pack) : CUDNN_STATUS_NOT_INITIALIZED;
+  });
 }
-cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t h, cudnnBackendDescriptor_t p,
-                                        cudnnBackendDescriptor_t v, cudaGraph_t g) noexcept {
-  PASS(backend_update_cuda_graph, cudnnBackendUpdateCudaGraph, h, p, v, g)
+
+cudnnStatus_t backend_populate_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                          cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_populate_cuda_graph(caller, handle, plan, pack, graph);
+  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
+    return real.cudnnBackendPopulateCudaGraph ? real.cudnnBackendPopulateCudaGraph(handle, plan, real_pack, graph)
+                                              : CUDNN_STATUS_NOT_SUPPORTED;
+  });
 }
-void forget_packs_in_child() noexcept {}
+
+cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                        cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return leader().backend_update_cuda_graph(caller, handle, plan, pack, graph);
+  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
+    return real.cudnnBackendUpdateCudaGraph ? real.cudnnBackendUpdateCudaGraph(handle, plan, real_pack, graph)
+                                            : CUDNN_STATUS_NOT_SUPPORTED;
+  });
+}
+
+void forget_packs_in_child() noexcept { g_cache.forget_in_child(); }
+
 }  // namespace cudnn_fastpath::shim

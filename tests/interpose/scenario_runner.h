@@ -21,10 +21,12 @@ struct ScenarioOptions {
   bool preload = true;
   std::string preload_value = SHIM_PATH;
   std::vector<EnvChange> env;
+  // False: a non-zero exit is the caller's to judge (a test that counts crashed runs, say).
+  bool require_success = true;
 };
 
-// Runs scenario `name` in `mode` ("linked", "global", "local", "deepbind", "none") and requires
-// that it exits 0. The child sees none of the caller's CUDNN_FASTPATH_* or LD_LIBRARY_PATH.
+// Runs scenario `name` in `mode` ("linked", "global", "local", "deepbind", "none", "explicit",
+// "self") and requires that it exits 0 (unless options.require_success is false). The child sees none of the caller's CUDNN_FASTPATH_* or LD_LIBRARY_PATH.
 Outcome run_scenario(const std::string& mode, const std::string& name, const ScenarioOptions& options = {});
 
 // The three ways a program gets to libcudnn through the global scope, where the shim sits first.

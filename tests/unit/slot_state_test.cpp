@@ -99,8 +99,7 @@ TEST_CASE("a stream wider than 48 bits is never cached and never aliases a cache
   CHECK_FALSE(state.holds(wide));  // same low bits, must not match
 }
 
-TEST_CASE("past the in-flight counter's range, a caller poisons the slot: nobody publishes again",
-          "[slot]") {
+TEST_CASE("a slot poisoned by an uncounted caller stays so until a forked child resets it", "[slot]") {
   SlotState state;
   const auto max_counted = static_cast<int>(SlotState::kCountMask >> SlotState::kCountShift);
   for (int i = 0; i < max_counted; ++i) REQUIRE(state.enter() == SlotState::Ticket::kCounted);
@@ -121,4 +120,37 @@ TEST_CASE("past the in-flight counter's range, a caller poisons the slot: nobody
   state.reset();  // only a forked child, where no caller can be in flight, starts over
   forward(state, kStreamA);
   CHECK(state.holds(kStreamA));
+}
+
+// Hostile review, item 8: the counter saturates at its own maximum; the caller past it is in
+// flight uncounted, so the slot must stay unknown until that caller has left, whoever comes after.
+TEST_CASE("in-flight count saturation: a newcomer after the counted callers left does not publish", "[slot][hostile]") {
+  constexpr std::uint64_t kMaxCounted = SlotState::kCountMask >> SlotState::kCountShift;
+  constexpr std::uintptr_t kStreamS = 0x7f0000003000;
+  SlotState state;
+  for (std::uint64_t i = 0; i < kMaxCounted; ++i) REQUIRE(state.enter() == SlotState::Ticket::kCounted);
+  const auto uncounted = state.enter();
+  REQUIRE(uncounted == SlotState::Ticket::kUncounted);
+  for (std::uint64_t i = 0; i < kMaxCounted; ++i) state.leave(SlotState::Ticket::kCounted, kStreamA, true);
+  CHECK_FALSE(state.holds(kStreamA));
+
+  // The uncounted caller is still in flight: its real call may land after the newcomer's.
+  forward(state, kStreamS);
+  CHECK_FALSE(state.holds(kStreamS));
+  CHECK_FALSE(state.holds(kStreamA));
+  state.leave(uncounted, kStreamB, true);
+}
+
+TEST_CASE("in-flight count saturation: once everyone has left, no stale stream is ever published", "[slot][hostile]") {
+  constexpr std::uint64_t kMaxCounted = SlotState::kCountMask >> SlotState::kCountShift;
+  SlotState state;
+  for (std::uint64_t i = 0; i < kMaxCounted; ++i) REQUIRE(state.enter() == SlotState::Ticket::kCounted);
+  const auto uncounted = state.enter();
+  REQUIRE(uncounted == SlotState::Ticket::kUncounted);
+  for (std::uint64_t i = 0; i < kMaxCounted; ++i) state.leave(SlotState::Ticket::kCounted, kStreamA, true);
+  state.leave(uncounted, kStreamB, true);
+  // Who reached the backend last is unknown: neither stream may be claimed.
+  CHECK_FALSE(state.holds(kStreamA));
+  CHECK_FALSE(state.holds(kStreamB));
+  CHECK_FALSE(state.holds(0));
 }
