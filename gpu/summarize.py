@@ -1,7 +1,7 @@
 """The last step of scripts/gpu-check: one results file, one markdown table, the table printed.
 
     python3 summarize.py --out DIR [--machine KEY=VALUE ...] [--step NAME=STATUS ...]
-                         [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--torchrun JSON]
+                         [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--torchrun JSON] [--ab JSON]
 
 Every input is optional: whatever ran is reported, whatever did not is said so. Standard library only.
 """
@@ -62,6 +62,9 @@ def bench_table(bench):
 
 
 def timing_table(timing):
+    if timing and timing.get("skipped"):
+        return ["(not run: the in-process A/B below measures the shim; GPU_CHECK_ROUNDS=N runs these "
+                "process-to-process rounds as well)"]
     if not timing or not timing.get("rounds"):
         return ["(PyTorch timing did not run)"]
     lines = [f"Per-iteration time, batch 1, 16 conv+bn+ReLU blocks, eval; {timing['rounds']} rounds "
@@ -85,6 +88,32 @@ def timing_table(timing):
     return lines
 
 
+def ab_verdict(ab, status):
+    """One line for the steps table: the A/B's targets (CPU time, both features on)."""
+    if not ab:
+        return status or "did not run"
+    if ab.get("error"):
+        return f"{status or 'FAILED'}: {ab['error']}"
+    parts = []
+    for row in ab.get("rows", []):
+        if "target_percent" in row:
+            parts.append(f"{row['workload']} {row['condition']} {row.get('gain_percent', float('nan')):+.2f}% "
+                         f"[{row.get('ci_low_percent', float('nan')):+.2f}, {row.get('ci_high_percent', float('nan')):+.2f}] "
+                         f"(target {row['target_percent']:g}%: {'PASS' if row['target_passed'] else 'FAIL'})")
+    missing = [name for name, w in ab.get("workloads", {}).items() if w.get("error")]
+    if missing:
+        parts.append("not measured: " + ", ".join(missing))
+    return (status + "; " if status and status != "ok" else "") + ("; ".join(parts) or "no rows")
+
+
+def without_raw_pairs(ab):
+    """The A/B report without its raw blocks (they stay in ab.json)."""
+    if not ab or "workloads" not in ab:
+        return ab
+    return {**ab, "workloads": {name: {k: v for k, v in w.items() if k != "pairs"}
+                                for name, w in ab["workloads"].items()}}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -94,12 +123,14 @@ def main():
     parser.add_argument("--bench")
     parser.add_argument("--pytorch")
     parser.add_argument("--torchrun")
+    parser.add_argument("--ab", help="gpu/pytorch/ab.py's --json")
     args = parser.parse_args()
 
     machine = {k: v for k, v in (item.split("=", 1) for item in args.machine) if v.strip()}
     steps = dict(item.split("=", 1) for item in args.step)
     ctest = {name: ctest_summary(log) for name, log in (item.split("=", 1) for item in args.ctest)}
     bench, pytorch, torchrun = read_json(args.bench), read_json(args.pytorch), read_json(args.torchrun)
+    ab = read_json(args.ab)
     if pytorch and pytorch.get("versions"):
         machine.update({f"{k} (PyTorch)": v for k, v in pytorch["versions"].items() if v})
 
@@ -115,6 +146,7 @@ def main():
                  else steps.get("pytorch", "did not run")))
     rows += [(f"  FAILED: {c['check']}", c["detail"]) for c in failed_checks]
     rows.append(("cudnnSetStream benchmark", steps.get("bench", "?")))
+    rows.append(("in-process A/B (CPU time, both features)", ab_verdict(ab, steps.get("ab"))))
     if torchrun:
         rows.append(("torchrun, 2 ranks", "passed" if not torchrun.get("failures") else "; ".join(torchrun["failures"])))
     else:
@@ -128,7 +160,9 @@ def main():
         md += [f"| {c['check']} | {({True: 'pass', False: 'FAIL', None: 'info'})[c['passed']]} | {c['detail']} |"
                for c in checks]
     md += ["", "## cudnnSetStream cost", ""] + bench_table(bench)
-    md += ["", "## PyTorch per-iteration time", ""] + timing_table((pytorch or {}).get("timing"))
+    md += ["", "## PyTorch per-iteration time, process against process", ""] + timing_table((pytorch or {}).get("timing"))
+    ab_markdown = (ab or {}).get("markdown") or "## In-process A/B\n\n(did not run)\n"
+    md += [""] + ab_markdown.rstrip("\n").splitlines()
     if torchrun and torchrun.get("ranks"):
         md += ["", "## torchrun ranks", "", "| rank | set_stream_calls | forwarded - sampled | handles | resolved_by |",
                "| --- | --- | --- | --- | --- |"]
@@ -145,12 +179,12 @@ def main():
                          and not (torchrun and torchrun.get("failures")))
     (out / "results.json").write_text(json.dumps(
         {"passed": everything_passed, "machine": machine, "steps": steps, "ctest": ctest,
-         "bench": bench, "pytorch": pytorch, "torchrun": torchrun}, indent=2))
+         "bench": bench, "pytorch": pytorch, "torchrun": torchrun, "ab": without_raw_pairs(ab)}, indent=2))
 
     # The short table, printed last.
     print("\n".join(["", "=" * 72, "gpu-check summary (" + ", ".join(f"{k} {v}" for k, v in machine.items()) + ")", ""]
                     + [f"| {k} | {v} |" for k, v in rows] + [""] + bench_table(bench) + [""]
-                    + timing_table((pytorch or {}).get("timing"))))
+                    + timing_table((pytorch or {}).get("timing")) + [""] + ab_markdown.rstrip("\n").splitlines()))
     print("\nOVERALL: " + ("PASS" if everything_passed else "FAIL (see above)"))
     return 0 if everything_passed else 1
 

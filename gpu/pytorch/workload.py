@@ -4,11 +4,15 @@
     python3 workload.py streams --iters N --switch-every K --out FILE
     python3 workload.py train   --steps N --out FILE
     python3 workload.py time    --chunks N --warmup W
+    python3 workload.py sdpa       --iters N --out FILE
+    python3 workload.py sdpa_train --steps N --out FILE
 
 A conv+batchnorm+ReLU network, batch 1 and 32x32 images in eval mode, so that the host (and with it
-cudnnSetStream, called before every cuDNN op) sets the pace. The modes that compute write the bytes
-of their results to --out, to be compared bit for bit between runs. Everything else is printed as
-key=value lines.
+cudnnSetStream, called before every cuDNN op) sets the pace. The sdpa modes run scaled-dot-product
+attention forced onto cuDNN (SDPBackend.CUDNN_ATTENTION): bf16, batch 1, 8 heads, 128 tokens, head
+dim 64, not causal. The modes that compute write the bytes of their results to --out, to be
+compared bit for bit between runs (sdpa_train writes float32, so that check.py can also measure how
+far two runs are apart). Everything else is printed as key=value lines.
 """
 import os
 
@@ -23,12 +27,19 @@ import time  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
 
 DEPTH = 16  # conv+bn+relu blocks: 32 cuDNN ops (so 32 cudnnSetStream calls) per forward
 WIDTH = 32
 IMAGE = 32
 CLASSES = 10
 CHUNK = 8  # iterations timed together; 8 x ~50 launches stays well inside the launch queue
+
+# Scaled-dot-product attention: (batch, heads, tokens, head dim), bf16. Small, so that the host's
+# work per call (and with it the variant pack PyTorch builds per cuDNN SDPA call) shows.
+SDPA_SHAPE = (1, 8, 128, 64)
+SDPA_CAUSAL = False  # full attention; cuDNN takes is_causal=True as well, this keeps one graph
+SDPA_SETS = 4  # distinct q/k/v sets cycled through: a cached pack must follow the pointers
 
 
 class Net(nn.Module):
@@ -65,12 +76,32 @@ def make_inputs(count, batch, device):
     return torch.randn(count, batch, 3, IMAGE, IMAGE, generator=generator).to(device)
 
 
+def make_qkv(count, device, requires_grad=False):
+    """count (q, k, v) triples of SDPA_SHAPE in bf16, the same in every run."""
+    generator = torch.Generator().manual_seed(3)
+    return [tuple(torch.randn(SDPA_SHAPE, generator=generator).to(device, torch.bfloat16)
+                  .requires_grad_(requires_grad) for _ in range(3))
+            for _ in range(count)]
+
+
+def cudnn_attention():
+    """A context in which scaled_dot_product_attention may only use cuDNN (it raises otherwise)."""
+    return sdpa_kernel([SDPBackend.CUDNN_ATTENTION])
+
+
+def attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=SDPA_CAUSAL)
+
+
 def write_tensors(path, tensors):
     """The raw bytes of each tensor, in order; prints their SHA-256 for the log."""
     digest = hashlib.sha256()
     with open(path, "wb") as out:
         for tensor in tensors:
-            data = tensor.detach().cpu().contiguous().numpy().tobytes()
+            tensor = tensor.detach().cpu().contiguous()
+            if tensor.dtype == torch.bfloat16:
+                tensor = tensor.view(torch.int16)  # numpy has no bf16: the same bytes as int16
+            data = tensor.numpy().tobytes()
             out.write(data)
             digest.update(data)
     print(f"output_sha256={digest.hexdigest()}")
@@ -139,6 +170,8 @@ def train(args):
     # warn_only: an op with no deterministic kernel warns (in the log) instead of ending the run;
     # check.py compares two runs without the shim before judging the shim on training anyway.
     torch.use_deterministic_algorithms(True, warn_only=True)
+    # Set at import (before cuBLAS started); printed so that check.py can see it was in effect.
+    print(f"cublas_workspace_config={os.environ.get('CUBLAS_WORKSPACE_CONFIG', '')}")
     device = torch.device("cuda")
     net = make_net(device).train()
     optimizer = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
@@ -160,6 +193,54 @@ def train(args):
                   + list(net.buffers()))
     print(f"steps={args.steps}")
     print(f"final_loss={losses[-1].item():.9g}")
+
+
+def print_sdpa_setup():
+    print(f"sdpa_shape={'x'.join(map(str, SDPA_SHAPE))}")
+    print(f"sdpa_causal={SDPA_CAUSAL}")
+    print("sdpa_backend=CUDNN_ATTENTION")
+    # cuDNN SDPA refuses to run under torch.use_deterministic_algorithms: these modes never set it.
+    print(f"deterministic_algorithms={torch.are_deterministic_algorithms_enabled()}")
+
+
+def sdpa(args):
+    """cuDNN SDPA forward, no autograd: every iteration's output, bf16, in order."""
+    device = torch.device("cuda")
+    sets = make_qkv(SDPA_SETS, device)
+    # Each output is copied out and dropped at once, so the allocator hands the next call the same
+    # address, as in a real model: the shim's pack cache sees repeated packs (and must still follow
+    # the q/k/v pointers, which cycle through SDPA_SETS sets).
+    results = torch.empty((args.iters, *SDPA_SHAPE), dtype=torch.bfloat16, device=device)
+    with torch.no_grad(), cudnn_attention():
+        for i in range(args.iters):
+            results[i].copy_(attention(*sets[i % len(sets)]))
+    torch.cuda.synchronize()
+    write_tensors(args.out, [results])
+    print_sdpa_setup()
+    print(f"iterations={args.iters}")
+
+
+def sdpa_train(args):
+    """cuDNN SDPA forward and backward: the gradients of q, k and v of every step, as float32."""
+    device = torch.device("cuda")
+    sets = make_qkv(SDPA_SETS, device, requires_grad=True)
+    generator = torch.Generator().manual_seed(4)
+    upstream = [torch.randn(SDPA_SHAPE, generator=generator).to(device, torch.bfloat16) for _ in sets]
+    # float32 holds every bf16 value exactly; check.py reads it with array('f').
+    results = torch.empty((args.steps, 3, *SDPA_SHAPE), dtype=torch.float32, device=device)
+    with cudnn_attention():
+        for step in range(args.steps):
+            i = step % len(sets)
+            out = attention(*sets[i])
+            out.backward(upstream[i])
+            for j, tensor in enumerate(sets[i]):
+                results[step, j].copy_(tensor.grad)
+                tensor.grad = None  # the next step's gradients reuse the memory, as in training
+            del out
+    torch.cuda.synchronize()
+    write_tensors(args.out, [results])
+    print_sdpa_setup()
+    print(f"steps={args.steps}")
 
 
 def timed(args):
@@ -198,6 +279,12 @@ def main():
     mode = modes.add_parser("train")
     mode.add_argument("--steps", type=int, default=5)
     mode.add_argument("--out", required=True)
+    mode = modes.add_parser("sdpa")
+    mode.add_argument("--iters", type=int, default=100)
+    mode.add_argument("--out", required=True)
+    mode = modes.add_parser("sdpa_train")
+    mode.add_argument("--steps", type=int, default=8)
+    mode.add_argument("--out", required=True)
     mode = modes.add_parser("time")
     mode.add_argument("--chunks", type=int, default=40)
     mode.add_argument("--warmup", type=int, default=50)
@@ -207,7 +294,8 @@ def main():
         print("SKIPPED: no CUDA device")
         raise SystemExit(77)
     print_environment()
-    {"infer": infer, "streams": streams, "train": train, "time": timed}[args.mode](args)
+    {"infer": infer, "streams": streams, "train": train, "time": timed, "sdpa": sdpa,
+     "sdpa_train": sdpa_train}[args.mode](args)
     print_loaded_libraries()
 
 
