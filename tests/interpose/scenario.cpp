@@ -430,6 +430,81 @@ int table_full() {
   return 0;
 }
 
+// One live handle at a time over many distinct addresses (STUBCUDNN_FRESH_HANDLES=1): each new
+// handle costs one real call, and the table never fills. SCENARIO_HANDLES sets how many.
+int churn() {
+  const char* value = std::getenv("SCENARIO_HANDLES");
+  const int handles = value ? std::atoi(value) : 100000;
+  const std::uint64_t before = real_sets();
+  cudaStream_t s = fake_stream(1);
+  int disagreements = 0, failures = 0;
+  cudnnHandle_t first = nullptr, last = nullptr;
+  for (int i = 0; i < handles; ++i) {
+    cudnnHandle_t h = must_create();
+    if (i == 0) first = h;
+    last = h;
+    for (int k = 0; k < 3; ++k) failures += set(h, s) != CUDNN_STATUS_SUCCESS;
+    disagreements += !holds(h, s);
+    g_api.destroy(h);
+  }
+  print("distinct", first != last);
+  print("failures", failures);
+  print("disagreements", disagreements);
+  report(before);  // expected with the shim: one real call per handle
+  return 0;
+}
+
+// One live handle more than the table has slots.
+int live_4097() {
+  constexpr int kHandles = 4097;
+  std::vector<cudnnHandle_t> handles(kHandles);
+  for (auto& h : handles) h = must_create();
+  const std::uint64_t before = real_sets();
+  cudaStream_t a = fake_stream(1), b = fake_stream(2);
+  int disagreements = 0, failures = 0;
+  for (int round = 0; round < 2; ++round)
+    for (auto h : handles)
+      for (cudaStream_t s : {a, a, b, b}) {
+        failures += set(h, s) != CUDNN_STATUS_SUCCESS;
+        disagreements += !holds(h, s);
+      }
+  print("failures", failures);
+  print("disagreements", disagreements);
+  report(before);  // with the shim: 4 per handle with a slot, all 8 for the one without
+  for (auto h : handles) g_api.destroy(h);
+  return 0;
+}
+
+// Threads creating, using and destroying handles at once, with the jittered stub: slots are
+// claimed and reclaimed under one another's feet, and every set must still be honoured.
+int churn_race() {
+  constexpr int kThreads = 4, kRounds = 2000;
+  std::atomic<int> disagreements{0}, failures{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t)
+    workers.emplace_back([&, t] {
+      cudaStream_t mine[2] = {fake_stream(10 + 2 * static_cast<std::uintptr_t>(t)),
+                              fake_stream(11 + 2 * static_cast<std::uintptr_t>(t))};
+      for (int i = 0; i < kRounds; ++i) {
+        cudnnHandle_t h = nullptr;
+        if (g_api.create(&h) != CUDNN_STATUS_SUCCESS) {
+          ++failures;
+          continue;
+        }
+        for (int k = 0; k < 4; ++k) {
+          cudaStream_t s = mine[(i + k / 2) % 2];
+          failures += g_api.set_stream(h, s) != CUDNN_STATUS_SUCCESS;
+          disagreements += !holds(h, s);
+        }
+        g_api.destroy(h);
+      }
+    });
+  for (auto& w : workers) w.join();
+  print("failures", failures.load());
+  print("disagreements", disagreements.load());
+  return 0;
+}
+
 #ifndef SCENARIO_LINKED
 // Nothing loaded: whoever defines cudnnSetStream globally (the shim, if preloaded) gets the call.
 int no_cudnn() {
@@ -738,7 +813,8 @@ const Case kCases[] = {
     {"recreate_shim_sees_create", recreate_shim_sees_create},     {"get_agrees", get_agrees},
     {"stream_reuse", stream_reuse}, {"verify", verify},           {"fork", fork_child},
     {"exec", exec_child},         {"threads", threads},           {"race", race},
-    {"table_full", table_full},
+    {"table_full", table_full},   {"churn", churn},               {"live_4097", live_4097},
+    {"churn_race", churn_race},
     {"concurrent_first_calls", concurrent_first_calls},
     {"thread_exit_counts", thread_exit_counts},
     {"fork_report", fork_report},

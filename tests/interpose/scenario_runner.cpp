@@ -1,6 +1,7 @@
 #include "tests/interpose/scenario_runner.h"
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 
 namespace cudnn_fastpath::test {
 
@@ -9,6 +10,11 @@ long long Outcome::operator[](const std::string& key) const {
   INFO("stdout:\n" << process.out << "stderr:\n" << process.err);
   REQUIRE(it != values.end());
   return std::stoll(it->second);
+}
+
+std::string shim_under_test() {
+  const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
+  return other != nullptr && *other != '\0' ? other : SHIM_PATH;
 }
 
 Outcome run_scenario(const std::string& mode, const std::string& name, const ScenarioOptions& options) {

@@ -17,9 +17,13 @@ struct Outcome {
   long long operator[](const std::string& key) const;
 };
 
+// The shim the scenarios preload: this build's, or the file CUDNN_FASTPATH_TEST_SHIM names (to
+// watch a new test fail on an older build of the shim).
+std::string shim_under_test();
+
 struct ScenarioOptions {
   bool preload = true;
-  std::string preload_value = SHIM_PATH;
+  std::string preload_value = shim_under_test();
   std::vector<EnvChange> env;
   // False: a non-zero exit is the caller's to judge (a test that counts crashed runs, say).
   bool require_success = true;

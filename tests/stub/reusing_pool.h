@@ -10,9 +10,11 @@
 template <typename T, std::size_t Capacity>
 class ReusingPool {
  public:
-  // nullptr when all Capacity objects are out.
-  T* acquire() {
+  // nullptr when all Capacity objects are out. `fresh`: an object never handed out before, while
+  // there is one (a program that creates and destroys many handles at distinct addresses).
+  T* acquire(bool fresh = false) {
     std::lock_guard<std::mutex> guard(lock_);
+    if (fresh && next_unused_ < Capacity) return &items_[next_unused_++];
     if (!released_.empty()) {
       T* item = &items_[released_.back()];
       released_.pop_back();

@@ -23,7 +23,7 @@ struct StubHandle {
   std::atomic<bool> inherited{false};  // created before a fork, seen from the child
 };
 
-// Enough for the table-full test's 70,000 live handles.
+// Enough for the table-full test's 70,000 live handles, and for 100,000 distinct addresses.
 ReusingPool<StubHandle, 100000> g_handles;
 
 std::atomic<std::uint64_t> g_set_stream{0}, g_get_stream{0}, g_create{0}, g_destroy{0};
@@ -54,6 +54,13 @@ void linger() {
   if ((state >> 8) % 16 == 0) sched_yield();
 }
 
+// STUBCUDNN_FRESH_HANDLES=1: every cudnnCreate returns an address never returned before (while the
+// pool lasts), as a long-running program's allocator may, instead of the last destroyed one.
+const bool g_fresh_handles = [] {
+  const char* value = std::getenv("STUBCUDNN_FRESH_HANDLES");
+  return value != nullptr && *value == '1';
+}();
+
 struct RegisterForkHandler {
   RegisterForkHandler() { pthread_atfork(nullptr, nullptr, poison_inherited_handles); }
 } g_register_fork_handler;
@@ -77,7 +84,7 @@ const char* CUDNNWINAPI cudnnGetErrorString(cudnnStatus_t status) {
 cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return CUDNN_STATUS_BAD_PARAM;
   g_create.fetch_add(1, std::memory_order_relaxed);
-  StubHandle* h = g_handles.acquire();
+  StubHandle* h = g_handles.acquire(g_fresh_handles);
   if (h == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
   h->stream.store(nullptr, std::memory_order_relaxed);
   h->inherited.store(false, std::memory_order_relaxed);
