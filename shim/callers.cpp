@@ -1,10 +1,10 @@
-// Which object a call came from, and the bindings found for it: binding_for() and
-// called_from_cudnn() of real_symbols.h.
+// Which object a call came from, and the bindings found for it: the slow half of binding_for()
+// (callers.h).
 //
-// The objects seen calling are kept in a fixed array, each with its address range and one binding
-// pointer per library, all published with atomics: a lookup is a scan of a few ranges, no loader
-// call and no lock. A caller's object is pinned once resolved (resolve.cpp), so its range never
-// comes to mean another object.
+// A caller's object is pinned once resolved (resolve.cpp), so its range never comes to mean another
+// object.
+#include "shim/callers.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -15,42 +15,17 @@
 #include "shim/resolve.h"
 
 namespace cudnn_fastpath::shim {
-namespace {
 
-constexpr int kLibraryCount = static_cast<int>(Library::kCount);
-
-struct Caller {
-  // Written once before `ready` is published (release), read after it (acquire). Atomics so that
-  // a scan racing a new entry's fill is well defined; relaxed, the flag orders them.
-  std::atomic<std::uintptr_t> begin{0}, end{0};
-  std::atomic<bool> ready{false};
-  std::atomic<bool> in_cudnn{false};
-  // Published with a CAS from null, each library on its own: a first call needing cuDNN and
-  // another needing the runtime never overwrite each other's result.
-  std::atomic<const Binding*> bindings[kLibraryCount]{};
-  LoadedObject object;  // what resolve() needs; written before `ready`
-};
-
-constexpr int kMaxCallers = 128;
 Caller g_callers[kMaxCallers];
 std::atomic<int> g_caller_count{0};
+
+namespace {
 
 // For callers that found no entry (code outside any object, or more objects than entries): the
 // process-wide answer, resolved without a caller's scope.
 std::atomic<const Binding*> g_anonymous[kLibraryCount]{};
 
 constexpr std::uintptr_t kPage = 4096;
-
-Caller* find(std::uintptr_t address) {
-  const int count = std::min(g_caller_count.load(std::memory_order_acquire), kMaxCallers);
-  for (int i = 0; i < count; ++i) {
-    Caller& c = g_callers[i];
-    if (!c.ready.load(std::memory_order_acquire)) continue;
-    if (address >= c.begin.load(std::memory_order_relaxed) && address < c.end.load(std::memory_order_relaxed))
-      return &c;
-  }
-  return nullptr;
-}
 
 // A new entry for the object containing `address` (or its page, outside any object). nullptr when
 // the array is full. Two threads may add the same object: the first entry found wins lookups.
@@ -79,7 +54,7 @@ Caller* add(std::uintptr_t address) {
 
 Caller* caller_entry(const void* caller) {
   const auto address = reinterpret_cast<std::uintptr_t>(caller);
-  if (Caller* c = find(address)) return c;
+  if (Caller* c = known_caller(address)) return c;
   return add(address);
 }
 
@@ -95,12 +70,7 @@ const Binding& bound(std::atomic<const Binding*>& slot, Library library, const L
 
 }  // namespace
 
-const Binding& binding_for(Library library, const void* caller) noexcept {
-  bool in_cudnn = false;
-  return binding_for(library, caller, in_cudnn);
-}
-
-const Binding& binding_for(Library library, const void* caller, bool& caller_in_cudnn) noexcept {
+const Binding& binding_for_new_caller(Library library, const void* caller, bool& caller_in_cudnn) noexcept {
   const int index = static_cast<int>(library);
   Caller* c = caller_entry(caller);
   caller_in_cudnn = c != nullptr && c->in_cudnn.load(std::memory_order_relaxed);
@@ -108,11 +78,6 @@ const Binding& binding_for(Library library, const void* caller, bool& caller_in_
   if (c == nullptr || (!c->object.is_main && c->object.path[0] == '\0'))
     return bound(g_anonymous[index], library, nullptr);
   return bound(c->bindings[index], library, &c->object);
-}
-
-bool called_from_cudnn(const void* caller) noexcept {
-  const Caller* c = caller_entry(caller);
-  return c != nullptr && c->in_cudnn.load(std::memory_order_relaxed);
 }
 
 }  // namespace cudnn_fastpath::shim

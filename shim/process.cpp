@@ -102,6 +102,4 @@ unsigned set_features(unsigned wanted) noexcept {
   return features();
 }
 
-void note_cudnn_call() noexcept { arm_report(); }
-
 }  // namespace cudnn_fastpath::shim

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "shim/dispatch.h"
+#include "shim/report.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -45,6 +46,6 @@ unsigned set_features(unsigned wanted) noexcept;
 
 // A cuDNN call was made by this process: its statistics are reported at exit (a forked child
 // reports only once it made calls of its own).
-void note_cudnn_call() noexcept;
+inline void note_cudnn_call() noexcept { arm_report(); }
 
 }  // namespace cudnn_fastpath::shim

@@ -63,17 +63,7 @@ struct Binding {
   char object[512] = {};    // its file
 };
 
-// The library `caller` (a return address) reaches for `library`. Never fails: a library that
-// cannot be found gives a binding whose pointers are null (and one message, once). Cheap once the
-// caller's object is known: a scan of the objects seen so far.
-const Binding& binding_for(Library library, const void* caller) noexcept;
-
-// The same, and whether `caller` lies inside cuDNN itself (a libcudnn* object), in one lookup.
-const Binding& binding_for(Library library, const void* caller, bool& caller_in_cudnn) noexcept;
-
-// Whether `caller` lies inside cuDNN itself (a libcudnn* object): cuDNN's own calls are passed
-// through untouched.
-bool called_from_cudnn(const void* caller) noexcept;
+// binding_for(), which gives the binding for a calling object, is in callers.h.
 
 // For the report: the first binding published for `library` (nullptr if none), and how many
 // distinct objects were bound for it.

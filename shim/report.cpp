@@ -19,9 +19,11 @@
 #include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {
+
+std::atomic<bool> g_report_armed{false};
+
 namespace {
 
-std::atomic<bool> g_armed{false};  // relaxed: set by a thread the exit path follows
 pid_t g_load_pid = 0;              // the process that loaded the shim; a forked child differs
 
 __attribute__((constructor)) void remember_load_pid() { g_load_pid = getpid(); }
@@ -250,7 +252,7 @@ void write_stderr(const Figures& f) {
 }
 
 __attribute__((destructor)) void report_at_exit() {
-  if (!g_armed.load(std::memory_order_relaxed)) return;
+  if (!g_report_armed.load(std::memory_order_relaxed)) return;
   const Config& cfg = config();
   if (!cfg.wants_report()) return;
   const Figures figures = gather();
@@ -260,10 +262,6 @@ __attribute__((destructor)) void report_at_exit() {
 
 }  // namespace
 
-void arm_report() noexcept {
-  if (!g_armed.load(std::memory_order_relaxed)) g_armed.store(true, std::memory_order_relaxed);
-}
-
-void disarm_report_in_child() noexcept { g_armed.store(false, std::memory_order_relaxed); }
+void disarm_report_in_child() noexcept { g_report_armed.store(false, std::memory_order_relaxed); }
 
 }  // namespace cudnn_fastpath::shim

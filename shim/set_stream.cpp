@@ -12,7 +12,7 @@
 #include "shim/handle_table.h"
 #include "shim/log.h"
 #include "shim/process.h"
-#include "shim/real_symbols.h"
+#include "shim/callers.h"
 #include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {

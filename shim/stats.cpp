@@ -4,7 +4,7 @@
 
 namespace cudnn_fastpath::shim {
 
-thread_local CounterBlock* t_block = nullptr;
+__thread CounterBlock* t_block = nullptr;
 
 namespace {
 

@@ -45,10 +45,11 @@ struct alignas(64) CounterBlock {
 };
 
 // The calling thread's block; null until it first counts, and again once it has exited.
-// Initial-exec is not used (the shim may be dlopened): -mtls-dialect=gnu2 makes the access a
-// descriptor call that costs a load once the variable lives in static TLS, as a preloaded
-// library's does.
-extern thread_local CounterBlock* t_block;
+// __thread, not thread_local: it has no dynamic initialiser, and C++ would otherwise call a TLS
+// wrapper function on every access from another file. Initial-exec is not used (the shim may be
+// dlopened): -mtls-dialect=gnu2 makes the access a descriptor call that costs a load once the
+// variable lives in static TLS, as a preloaded library's does.
+extern __thread CounterBlock* t_block __attribute__((visibility("hidden")));
 
 void count_slow(Counter counter, std::uint64_t amount) noexcept;
 

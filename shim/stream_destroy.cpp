@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "shim/callers.h"
 #include "shim/handle_table.h"
 #include "shim/process.h"
 #include "shim/stats.h"

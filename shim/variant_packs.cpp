@@ -23,7 +23,7 @@
 #include "packs/proxy_pool.h"
 #include "shim/clock.h"
 #include "shim/process.h"
-#include "shim/real_symbols.h"
+#include "shim/callers.h"
 #include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "table/stream_table.h"
+#include "tests/stub/stub_control.h"
 
 namespace {
 
@@ -84,6 +85,80 @@ void BM_TableLookup(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_TableLookup);
+
+// ---- A table that never fills and never stalls ------------------------------------------------
+
+// A skip on a new handle after `count` distinct handle addresses came and went, one live at a time
+// (the stub hands out fresh addresses meanwhile). Arguments 1000 and 6000: the second must cost
+// what the first does (the old table filled up at 4096 addresses and forwarded everything after).
+void BM_SkipAfterChurn(benchmark::State& state) {
+  static std::int64_t churned = 0;  // process-wide: the table is
+  const auto fresh = reinterpret_cast<void (*)(bool)>(dlsym(RTLD_DEFAULT, "stubcudnn_fresh_handles"));
+  if (fresh) fresh(true);
+  for (; churned < state.range(0); ++churned) {
+    cudnnHandle_t h = new_handle();
+    cudnnSetStream(h, stream(1));
+    cudnnDestroy(h);
+  }
+  if (fresh) fresh(false);
+  cudnnHandle_t h = new_handle();
+  cudnnSetStream(h, stream(1));
+  for (auto _ : state) benchmark::DoNotOptimize(cudnnSetStream(h, stream(1)));
+  cudnnDestroy(h);
+}
+BENCHMARK(BM_SkipAfterChurn)->Arg(1000)->Arg(6000);
+
+// cudaStreamCreate + cudaStreamDestroy with 64 live handles cached on other streams: the destroy
+// through the shim visits the 64 slots (and writes none), against the stub's own pair.
+using StreamCreate = cudaError_t (*)(cudaStream_t*);
+using StreamDestroy = cudaError_t (*)(cudaStream_t);
+
+template <typename Function>
+Function cudart_function(const char* name) {
+  void* library = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
+  void* symbol = library ? dlsym(library, name) : nullptr;
+  if (symbol == nullptr) {
+    std::fprintf(stderr, "the stub libcudart.so.13 is not loaded\n");
+    std::exit(1);
+  }
+  return reinterpret_cast<Function>(symbol);
+}
+
+struct LiveHandles {
+  cudnnHandle_t handles[64];
+  LiveHandles() {
+    for (std::uintptr_t i = 0; i < 64; ++i) {
+      handles[i] = new_handle();
+      cudnnSetStream(handles[i], stream(100 + i));
+    }
+  }
+  ~LiveHandles() {
+    for (cudnnHandle_t h : handles) cudnnDestroy(h);
+  }
+};
+
+void BM_StreamDestroyPair(benchmark::State& state) {
+  const LiveHandles live;
+  const auto create = cudart_function<StreamCreate>("cudaStreamCreate");
+  for (auto _ : state) {
+    cudaStream_t s = nullptr;
+    create(&s);
+    benchmark::DoNotOptimize(cudaStreamDestroy(s));  // the shim's
+  }
+}
+BENCHMARK(BM_StreamDestroyPair);
+
+void BM_StreamDestroyPairDirect(benchmark::State& state) {
+  const LiveHandles live;
+  const auto create = cudart_function<StreamCreate>("cudaStreamCreate");
+  const auto destroy = cudart_function<StreamDestroy>("cudaStreamDestroy");
+  for (auto _ : state) {
+    cudaStream_t s = nullptr;
+    create(&s);
+    benchmark::DoNotOptimize(destroy(s));
+  }
+}
+BENCHMARK(BM_StreamDestroyPairDirect);
 
 }  // namespace
 

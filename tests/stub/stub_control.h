@@ -20,6 +20,10 @@ struct StubCudnnCounters {
 // A snapshot of the stub's counters.
 StubCudnnCounters stubcudnn_counters(void);
 
+// From now on every cudnnCreate returns a never-used address (true), or the last destroyed one
+// (false, the default; STUBCUDNN_FRESH_HANDLES=1 makes true the default).
+void stubcudnn_fresh_handles(bool fresh);
+
 // The stream value the stub refuses with CUDNN_STATUS_BAD_PARAM (to test failed sets).
 #define STUBCUDNN_REJECTED_STREAM ((cudaStream_t)(std::uintptr_t)0xBAD0)
 

@@ -56,10 +56,10 @@ void linger() {
 
 // STUBCUDNN_FRESH_HANDLES=1: every cudnnCreate returns an address never returned before (while the
 // pool lasts), as a long-running program's allocator may, instead of the last destroyed one.
-const bool g_fresh_handles = [] {
+std::atomic<bool> g_fresh_handles{[] {
   const char* value = std::getenv("STUBCUDNN_FRESH_HANDLES");
   return value != nullptr && *value == '1';
-}();
+}()};
 
 struct RegisterForkHandler {
   RegisterForkHandler() { pthread_atfork(nullptr, nullptr, poison_inherited_handles); }
@@ -84,7 +84,7 @@ const char* CUDNNWINAPI cudnnGetErrorString(cudnnStatus_t status) {
 cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
   if (handle == nullptr) return CUDNN_STATUS_BAD_PARAM;
   g_create.fetch_add(1, std::memory_order_relaxed);
-  StubHandle* h = g_handles.acquire(g_fresh_handles);
+  StubHandle* h = g_handles.acquire(g_fresh_handles.load(std::memory_order_relaxed));
   if (h == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
   h->stream.store(nullptr, std::memory_order_relaxed);
   h->inherited.store(false, std::memory_order_relaxed);
@@ -120,6 +120,8 @@ cudnnStatus_t CUDNNWINAPI cudnnGetStream(cudnnHandle_t handle, cudaStream_t* str
   *stream = h->stream.load(std::memory_order_relaxed);
   return CUDNN_STATUS_SUCCESS;
 }
+
+void stubcudnn_fresh_handles(bool fresh) { g_fresh_handles.store(fresh, std::memory_order_relaxed); }
 
 StubCudnnCounters stubcudnn_counters(void) {
   return {g_set_stream.load(), g_get_stream.load(), g_create.load(), g_destroy.load()};
