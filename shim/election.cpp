@@ -19,7 +19,7 @@ using DispatchEntry = const DispatchV1* (*)();
 
 const DispatchV1* elect_leader() noexcept {
   LoadedObject first;
-  const LoadedObject& self = own_object();
+  const LoadedObject self = own_object();
   if (!first_shim_copy(first) || first.base == self.base) return nullptr;
 
   // Another copy comes first. Its entry is looked up in that very object and must lie inside it.

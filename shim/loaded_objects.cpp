@@ -3,7 +3,6 @@
 #include <elf.h>
 #include <link.h>
 
-#include <atomic>
 #include <cstring>
 
 namespace cudnn_fastpath::shim {
@@ -145,23 +144,9 @@ std::size_t objects_named(const char* prefix, LoadedObject* objects, std::size_t
   return search.found;
 }
 
-const LoadedObject& own_object() noexcept {
-  // Computed on first use; racing first uses compute the same thing. The flag's release/acquire
-  // orders the plain writes of the description before whoever reads it.
-  static LoadedObject own;
-  static std::atomic<bool> known{false};
-  if (!known.load(std::memory_order_acquire)) {
-    LoadedObject found;
-    object_containing(reinterpret_cast<std::uintptr_t>(&own_object), found);
-    static std::atomic<bool> writing{false};
-    if (!writing.exchange(true, std::memory_order_acq_rel)) {
-      own = found;
-      known.store(true, std::memory_order_release);
-    } else {
-      while (!known.load(std::memory_order_acquire)) {
-      }
-    }
-  }
+LoadedObject own_object() noexcept {
+  LoadedObject own;
+  object_containing(reinterpret_cast<std::uintptr_t>(&own_object), own);
   return own;
 }
 

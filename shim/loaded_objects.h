@@ -29,8 +29,8 @@ bool first_shim_copy(LoadedObject& object) noexcept;
 // shim excluded. Returns how many were found.
 std::size_t objects_named(const char* prefix, LoadedObject* objects, std::size_t capacity) noexcept;
 
-// This copy of the shim.
-const LoadedObject& own_object() noexcept;
+// This copy of the shim (a walk of the loaded objects: not for hot paths).
+LoadedObject own_object() noexcept;
 
 // The file-name part of a path.
 const char* base_name(const char* path) noexcept;
