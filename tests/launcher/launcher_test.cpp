@@ -198,7 +198,8 @@ TEST_CASE("a death by signal is the program's", "[launcher]") {
 
 TEST_CASE("options set their CUDNN_FASTPATH_* variables and nothing else", "[launcher]") {
   const std::vector<std::string> all = {"CUDNN_FASTPATH_STATS", "CUDNN_FASTPATH_STATS_FILE", "CUDNN_FASTPATH_VERIFY",
-                                        "CUDNN_FASTPATH_VERBOSE", "CUDNN_FASTPATH_DISABLE"};
+                                        "CUDNN_FASTPATH_VERBOSE", "CUDNN_FASTPATH_DISABLE",
+                                        "CUDNN_FASTPATH_VARIANT_PACKS"};
   std::vector<std::string> options;
   std::map<std::string, std::string> expected;
   SECTION("none") {}
@@ -217,6 +218,14 @@ TEST_CASE("options set their CUDNN_FASTPATH_* variables and nothing else", "[lau
   SECTION("--verify --verbose --disable") {
     options = {"--verify", "--verbose", "--disable"};
     expected = {{"CUDNN_FASTPATH_VERIFY", "1"}, {"CUDNN_FASTPATH_VERBOSE", "1"}, {"CUDNN_FASTPATH_DISABLE", "1"}};
+  }
+  SECTION("--no-variant-packs") {
+    options = {"--no-variant-packs"};
+    expected = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}};
+  }
+  SECTION("--no-variant-packs with the others") {
+    options = {"--stats", "--no-variant-packs", "--verify"};
+    expected = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_VARIANT_PACKS", "0"}, {"CUDNN_FASTPATH_VERIFY", "1"}};
   }
   SECTION("-- ends the options") {
     options = {"--stats", "--"};
@@ -313,8 +322,9 @@ TEST_CASE("the --version and --help options", "[launcher]") {
   const ProcessResult help = launch({"--help"});
   CHECK(help.exit_code == 0);
   CHECK(help.err.empty());
-  for (const char* option : {"--stats", "--stats-file", "--verify", "--verbose", "--disable", "--print-path",
-                             "--version", "--help", "CUDNN_FASTPATH_SHIM"})
+  for (const char* option : {"--stats", "--stats-file", "--verify", "--verbose", "--disable", "--no-variant-packs",
+                             "CUDNN_FASTPATH_VARIANT_PACKS=0", "--print-path", "--version", "--help",
+                             "CUDNN_FASTPATH_SHIM"})
     CHECK(contains(help.out, option));
 }
 

@@ -52,11 +52,12 @@ std::vector<std::int64_t> g_heuristics[kHeuristicModes];
 EngineBehaviour g_engines[kEngines];
 cudnnStatus_t g_graph_status = CUDNN_STATUS_SUCCESS;
 cudnnStatus_t g_execute_status = CUDNN_STATUS_SUCCESS;
-StubBackendExecution g_last_execution{};
+StubBackendExecution g_last_execution{};  // the last cudnnBackendExecute that passed the checks
+StubBackendExecution g_last_call{};       // the last of execute, populate and update that did
 std::uint64_t g_created_by_type[kDescriptorTypes] = {};
 
 std::atomic<std::uint64_t> g_create{0}, g_destroy{0}, g_set{0}, g_get{0}, g_finalize{0},
-    g_execute{0}, g_last_error_reads{0};
+    g_execute{0}, g_last_error_reads{0}, g_populate{0}, g_update{0};
 
 thread_local char t_last_error[256] = "";
 
@@ -309,6 +310,78 @@ cudnnStatus_t get_computed(StubDescriptor& d, cudnnBackendAttributeName_t name,
 
 bool valid_engine(std::int64_t engine) { return engine >= 0 && engine < kEngines; }
 
+// What cuDNN checks when an attribute is set on a variant pack: the name must be one of a variant
+// pack's, with its type (and the workspace is one pointer).
+cudnnStatus_t check_variant_pack_attribute(cudnnBackendAttributeName_t name,
+                                           cudnnBackendAttributeType_t type, std::int64_t count) {
+  cudnnBackendAttributeType_t expected;
+  switch (name) {
+    case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS: expected = CUDNN_TYPE_INT64; break;
+    case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: expected = CUDNN_TYPE_VOID_PTR; break;
+    case CUDNN_ATTR_VARIANT_PACK_INTERMEDIATES: expected = CUDNN_TYPE_VOID_PTR; break;
+    case CUDNN_ATTR_VARIANT_PACK_WORKSPACE: expected = CUDNN_TYPE_VOID_PTR; break;
+    // cuDNN 9's dynamic-shape overrides: accepted, never looked at.
+    case CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS:
+    case CUDNN_ATTR_VARIANT_PACK_OVERRIDE_SHAPES:
+    case CUDNN_ATTR_VARIANT_PACK_OVERRIDE_STRIDES: expected = CUDNN_TYPE_INT64; break;
+    default: return fail(CUDNN_STATUS_BAD_PARAM, "stub: %lld is not an attribute of a variant pack", name);
+  }
+  if (type != expected)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: variant pack attribute %lld set with the wrong type", name);
+  if (name == CUDNN_ATTR_VARIANT_PACK_WORKSPACE && count != 1)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: a variant pack's workspace is one pointer, not %lld", count);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The checks cudnnBackendExecute, cudnnBackendPopulateCudaGraph and cudnnBackendUpdateCudaGraph
+// share. On success, records the call in g_last_call (and g_last_execution for an execute).
+cudnnStatus_t run_plan(StubBackendCallKind kind, cudnnHandle_t handle,
+                       cudnnBackendDescriptor_t plan_descriptor,
+                       cudnnBackendDescriptor_t pack_descriptor, cudaGraph_t graph) {
+  const StubDescriptor* plan = live(plan_descriptor);
+  const StubDescriptor* pack = live(pack_descriptor);
+  if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a handle");
+  if (plan == nullptr || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !plan->finalized)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized execution plan");
+  if (pack == nullptr || pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !pack->finalized)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized variant pack");
+  if (kind != STUBBACKEND_EXECUTE && graph == nullptr)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: call %lld without a CUDA graph", kind);
+
+  const Attribute& uids = *find(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
+  const Attribute& pointers = *find(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
+  const Attribute* workspace = find(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE);
+  std::int64_t needed[16];
+  const std::int64_t needed_count = graph_tensors(*plan, needed);
+  for (std::int64_t i = 0; i < needed_count; ++i) {
+    bool given = false;
+    for (std::int64_t j = 0; j < uids.count; ++j)
+      if (element<std::int64_t>(uids, j) == needed[i] && element<void*>(pointers, j) != nullptr)
+        given = true;
+    if (!given) return fail(CUDNN_STATUS_BAD_PARAM, "stub: no pointer for tensor %lld", needed[i]);
+  }
+  const StubDescriptor* config = referenced(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  void* workspace_pointer = workspace ? element<void*>(*workspace, 0) : nullptr;
+  if (g_engines[config->engine].workspace > 0 && workspace_pointer == nullptr)
+    return fail(CUDNN_STATUS_BAD_PARAM, "stub: engine %lld needs a workspace", config->engine);
+
+  StubBackendExecution& e = g_last_call;
+  e.handle = handle;
+  e.plan = plan_descriptor;
+  e.variant_pack = pack_descriptor;
+  e.engine = config->engine;
+  e.tensor_count = std::min<std::int64_t>(uids.count, 16);
+  for (std::int64_t i = 0; i < e.tensor_count; ++i) {
+    e.uids[i] = element<std::int64_t>(uids, i);
+    e.pointers[i] = element<void*>(pointers, i);
+  }
+  e.workspace = workspace_pointer;
+  e.kind = kind;
+  e.graph = graph;
+  if (kind == STUBBACKEND_EXECUTE) g_last_execution = e;
+  return g_execute_status;
+}
+
 }  // namespace
 
 extern "C" {
@@ -352,6 +425,10 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t desc
   if (d->finalized) return fail(CUDNN_STATUS_BAD_PARAM, "stub: setting %lld on a finalized descriptor", name);
   if (count < 0 || (count > 0 && elements == nullptr))
     return fail(CUDNN_STATUS_BAD_PARAM_NULL_POINTER, "stub: attribute %lld without elements", name);
+  if (d->type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR) {
+    const cudnnStatus_t checked = check_variant_pack_attribute(name, type, count);
+    if (checked != CUDNN_STATUS_SUCCESS) return checked;
+  }
   const auto* bytes = static_cast<const unsigned char*>(elements);
   d->attributes[name] = Attribute{type, count, {bytes, bytes + count * element_size(type)}};
   return CUDNN_STATUS_SUCCESS;
@@ -399,43 +476,26 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle,
                                               cudnnBackendDescriptor_t pack_descriptor) {
   g_execute.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> guard(g_lock);
-  const StubDescriptor* plan = live(plan_descriptor);
-  const StubDescriptor* pack = live(pack_descriptor);
-  if (handle == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a handle");
-  if (plan == nullptr || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !plan->finalized)
-    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized execution plan");
-  if (pack == nullptr || pack->type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || !pack->finalized)
-    return fail(CUDNN_STATUS_BAD_PARAM, "stub: execute without a finalized variant pack");
+  return run_plan(STUBBACKEND_EXECUTE, handle, plan_descriptor, pack_descriptor, nullptr);
+}
 
-  const Attribute& uids = *find(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
-  const Attribute& pointers = *find(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
-  const Attribute* workspace = find(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE);
-  std::int64_t needed[16];
-  const std::int64_t needed_count = graph_tensors(*plan, needed);
-  for (std::int64_t i = 0; i < needed_count; ++i) {
-    bool given = false;
-    for (std::int64_t j = 0; j < uids.count; ++j)
-      if (element<std::int64_t>(uids, j) == needed[i] && element<void*>(pointers, j) != nullptr)
-        given = true;
-    if (!given) return fail(CUDNN_STATUS_BAD_PARAM, "stub: no pointer for tensor %lld", needed[i]);
-  }
-  const StubDescriptor* config = referenced(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
-  void* workspace_pointer = workspace ? element<void*>(*workspace, 0) : nullptr;
-  if (g_engines[config->engine].workspace > 0 && workspace_pointer == nullptr)
-    return fail(CUDNN_STATUS_BAD_PARAM, "stub: engine %lld needs a workspace", config->engine);
+// The stub builds no graph: it checks what cuDNN would check and records the call.
+cudnnStatus_t CUDNNWINAPI cudnnBackendPopulateCudaGraph(cudnnHandle_t handle,
+                                                        cudnnBackendDescriptor_t plan_descriptor,
+                                                        cudnnBackendDescriptor_t pack_descriptor,
+                                                        cudaGraph_t graph) {
+  g_populate.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  return run_plan(STUBBACKEND_POPULATE_CUDA_GRAPH, handle, plan_descriptor, pack_descriptor, graph);
+}
 
-  StubBackendExecution& e = g_last_execution;
-  e.handle = handle;
-  e.plan = plan_descriptor;
-  e.variant_pack = pack_descriptor;
-  e.engine = config->engine;
-  e.tensor_count = std::min<std::int64_t>(uids.count, 16);
-  for (std::int64_t i = 0; i < e.tensor_count; ++i) {
-    e.uids[i] = element<std::int64_t>(uids, i);
-    e.pointers[i] = element<void*>(pointers, i);
-  }
-  e.workspace = workspace_pointer;
-  return g_execute_status;
+cudnnStatus_t CUDNNWINAPI cudnnBackendUpdateCudaGraph(cudnnHandle_t handle,
+                                                      cudnnBackendDescriptor_t plan_descriptor,
+                                                      cudnnBackendDescriptor_t pack_descriptor,
+                                                      cudaGraph_t graph) {
+  g_update.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> guard(g_lock);
+  return run_plan(STUBBACKEND_UPDATE_CUDA_GRAPH, handle, plan_descriptor, pack_descriptor, graph);
 }
 
 void CUDNNWINAPI cudnnGetLastErrorString(char* message, size_t max_size) {
@@ -447,12 +507,20 @@ void CUDNNWINAPI cudnnGetLastErrorString(char* message, size_t max_size) {
 StubBackendCounters stubbackend_counters(void) {
   std::lock_guard<std::mutex> guard(g_lock);
   return {g_create.load(), g_destroy.load(), g_set.load(), g_get.load(), g_finalize.load(),
-          g_execute.load(), g_last_error_reads.load(), g_live->size()};
+          g_execute.load(), g_last_error_reads.load(), g_live->size(), g_populate.load(),
+          g_update.load()};
 }
 
 std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type) {
   std::lock_guard<std::mutex> guard(g_lock);
   return type >= 0 && type < kDescriptorTypes ? g_created_by_type[type] : 0;
+}
+
+std::uint64_t stubbackend_live(cudnnBackendDescriptorType_t type) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  std::uint64_t count = 0;
+  for (const StubDescriptor* d : *g_live) count += d->type == type;
+  return count;
 }
 
 void stubbackend_reset(void) {
@@ -505,6 +573,11 @@ void stubbackend_set_execute_status(cudnnStatus_t status) {
 StubBackendExecution stubbackend_last_execution(void) {
   std::lock_guard<std::mutex> guard(g_lock);
   return g_last_execution;
+}
+
+StubBackendExecution stubbackend_last_call(void) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return g_last_call;
 }
 
 }  // extern "C"

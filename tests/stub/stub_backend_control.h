@@ -3,9 +3,10 @@
 // The stub keeps real descriptors in memory and checks what cuDNN would check on the paths the
 // frontend uses: required attributes present and of the right type before a finalize, referenced
 // descriptors alive and finalized, a variant pack that gives every non-virtual tensor of the plan's
-// graph a pointer. It runs nothing. Its heuristics offer engines by number (0 to 15); a test can
-// make an engine's plans fail to finalize, give it numerical or behaviour notes or a workspace, and refuse
-// operation graphs outright.
+// graph a pointer, and on variant packs the attribute names and types cuDNN accepts. It runs
+// nothing. Its heuristics offer engines by number (0 to 15); a test can make an engine's plans fail
+// to finalize, give it numerical or behaviour notes or a workspace, and refuse operation graphs
+// outright.
 #pragma once
 
 #include <cudnn_graph.h>
@@ -24,11 +25,20 @@ struct StubBackendCounters {
   std::uint64_t execute;
   std::uint64_t get_last_error_string;
   std::uint64_t live_descriptors;  // created and not yet destroyed
+  std::uint64_t populate_cuda_graph;
+  std::uint64_t update_cuda_graph;
 };
 StubBackendCounters stubbackend_counters(void);
 
 // Descriptors of `type` created since the process started.
 std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type);
+// Descriptors of `type` alive now (created and not destroyed).
+std::uint64_t stubbackend_live(cudnnBackendDescriptorType_t type);
+
+// Creates a variant pack the way cuDNN's own code would: a call of cudnnBackendCreateDescriptor
+// made from inside libcudnn.so.9, through the library's own PLT (so an interposer sees a caller
+// in libcudnn). What cudnnBackendCreateDescriptor returned.
+cudnnStatus_t stubbackend_create_pack_internally(cudnnBackendDescriptor_t* descriptor);
 
 // Back to the defaults below (the counters keep counting):
 //   heuristics mode A offers engines {0, 1}, FALLBACK offers {2}, the other modes nothing;
@@ -50,7 +60,15 @@ void stubbackend_refuse_operation_graphs(cudnnStatus_t status);
 // What cudnnBackendExecute returns once its checks pass.
 void stubbackend_set_execute_status(cudnnStatus_t status);
 
-// The last cudnnBackendExecute that passed the stub's checks.
+// Which call ran a plan.
+typedef enum {
+  STUBBACKEND_EXECUTE = 1,              // cudnnBackendExecute
+  STUBBACKEND_POPULATE_CUDA_GRAPH = 2,  // cudnnBackendPopulateCudaGraph
+  STUBBACKEND_UPDATE_CUDA_GRAPH = 3,    // cudnnBackendUpdateCudaGraph
+} StubBackendCallKind;
+
+// A call that ran a plan and passed the stub's checks: the plan finalized, the variant pack a live
+// finalized variant pack of the stub's that gives each tensor of the graph a pointer.
 struct StubBackendExecution {
   cudnnHandle_t handle;
   cudnnBackendDescriptor_t plan;
@@ -60,7 +78,13 @@ struct StubBackendExecution {
   std::int64_t uids[16];
   void* pointers[16];
   void* workspace;
+  StubBackendCallKind kind;
+  cudaGraph_t graph;  // null for an execute
 };
+// The last cudnnBackendExecute that passed the stub's checks.
 StubBackendExecution stubbackend_last_execution(void);
+// The last cudnnBackendExecute, cudnnBackendPopulateCudaGraph or cudnnBackendUpdateCudaGraph that
+// passed them.
+StubBackendExecution stubbackend_last_call(void);
 
 }  // extern "C"

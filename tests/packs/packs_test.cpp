@@ -1,0 +1,515 @@
+// The shim's variant-pack cache, under LD_PRELOAD, against the stub libcudnn (label: packs).
+//
+// Each test runs a scenario program (pack_scenario.cpp) in a child process and judges what it
+// printed; most run it a second time without the shim, which shows what the program sees from
+// cuDNN alone: the counts the shim must beat, and the statuses it must not change.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+extern char** environ;
+
+using namespace cudnn_fastpath::test;
+
+namespace {
+
+// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
+const char* const kModes[] = {"linked", "global", "local"};
+
+constexpr long long kSuccess = 0;           // CUDNN_STATUS_SUCCESS
+constexpr long long kBadParam = 2000;       // CUDNN_STATUS_BAD_PARAM
+constexpr long long kNullPointer = 2002;    // CUDNN_STATUS_BAD_PARAM_NULL_POINTER
+constexpr long long kNotFinalized = 2004;   // CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED
+constexpr long long kNotSupported = 3000;   // CUDNN_STATUS_NOT_SUPPORTED
+constexpr long long kCacheCapacity = 256;   // finalized packs the shim's cache holds
+
+struct Outcome {
+  ProcessResult process;
+  std::map<std::string, std::string> values;
+
+  // The value printed for `key`; fails the test if the scenario did not print it.
+  long long operator[](const std::string& key) const {
+    const auto it = values.find(key);
+    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
+    REQUIRE(it != values.end());
+    return std::stoll(it->second);
+  }
+
+  // Every printed key=value whose key starts with one of `prefixes`.
+  std::map<std::string, std::string> with_prefix(std::initializer_list<const char*> prefixes) const {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, value] : values)
+      for (const char* prefix : prefixes)
+        if (key.rfind(prefix, 0) == 0) out[key] = value;
+    return out;
+  }
+};
+
+struct Options {
+  bool preload = true;
+  std::vector<EnvChange> env;
+};
+
+// The caller's LD_PRELOAD, LD_LIBRARY_PATH and every CUDNN_FASTPATH_* removed, so that the child
+// sees only what the test sets (a user's CUDNN_FASTPATH_VARIANT_PACKS=0 would change the counts).
+std::vector<EnvChange> clean_env() {
+  std::vector<EnvChange> all = {{"LD_PRELOAD", "", true}, {"LD_LIBRARY_PATH", "", true}};
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("CUDNN_FASTPATH_", 0) == 0) all.push_back({name, "", true});
+  }
+  return all;
+}
+
+// Runs case `name` of the scenario in `mode` and requires that it exits 0.
+Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
+  std::vector<std::string> argv;
+  if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
+  else argv = {PACK_SCENARIO_DLOPEN, mode, name};
+  std::vector<EnvChange> env = clean_env();
+  if (options.preload) env.push_back({"LD_PRELOAD", SHIM_PATH});
+  env.insert(env.end(), options.env.begin(), options.env.end());
+  Outcome outcome{run_process(argv, env), {}};
+  outcome.values = key_values(outcome.process.out);
+  INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
+            << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
+  REQUIRE(outcome.process.exit_code == 0);
+  return outcome;
+}
+
+Outcome run_without_shim(const std::string& mode, const std::string& name) {
+  return run(mode, name, {.preload = false});
+}
+
+// Requires that two runs printed the same keys with `prefixes`, with the same values; says which
+// differ.
+void require_same(const Outcome& shimmed, const Outcome& plain, std::initializer_list<const char*> prefixes) {
+  const auto with = shimmed.with_prefix(prefixes), without = plain.with_prefix(prefixes);
+  REQUIRE(!without.empty());
+  std::string differences;
+  for (const auto& [key, value] : without) {
+    const auto it = with.find(key);
+    if (it == with.end()) differences += key + ": " + value + " without the shim, missing with it\n";
+    else if (it->second != value) differences += key + ": " + value + " without the shim, " + it->second + " with it\n";
+  }
+  for (const auto& [key, value] : with)
+    if (!without.count(key)) differences += key + ": only with the shim (" + value + ")\n";
+  INFO("with the shim:\n" << shimmed.process.out << "stderr:\n" << shimmed.process.err);
+  CHECK(differences == "");
+}
+
+// A number in the statistics file's JSON, if the key is there.
+std::optional<double> json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+(\\.[0-9]+)?)"))) return std::nullopt;
+  return std::stod(m[1]);
+}
+
+// The single statistics file a run wrote into `dir`.
+std::string stats_json(const std::string& dir) {
+  const ProcessResult listing = run_process({"sh", "-c", "cat " + dir + "/*.json"});
+  REQUIRE(listing.exit_code == 0);
+  return listing.out;
+}
+
+}  // namespace
+
+TEST_CASE("1000 ops with the same contents make exactly one real variant pack", "[packs]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run_without_shim(mode, "steady");
+    // The premise: without the shim every op makes its own pack, and the stub runs the caller's.
+    CHECK(plain["real_packs"] == 1000);
+    CHECK(plain["created_at_create"] == 1);
+    CHECK(plain["executed_callers_pack"] == 1);
+    CHECK(plain["failures"] == 0);
+    CHECK(plain["live_packs"] == 0);
+
+    const Outcome shimmed = run(mode, "steady");
+    CHECK(shimmed["failures"] == 0);
+    CHECK(shimmed["mismatches"] == 0);  // every execute ran with the uids, pointers, workspace set
+    CHECK(shimmed["stub_executes"] == 1000);
+    CHECK(shimmed["last_matches"] == 1);
+    CHECK(shimmed["real_packs"] == 1);
+    CHECK(shimmed["created_at_create"] == 0);       // a proxy: no cuDNN call at create
+    CHECK(shimmed["executed_callers_pack"] == 0);   // the stub got the real pack, not the proxy
+    CHECK(shimmed["live_packs"] == 1);              // the cached one
+    CHECK(shimmed["real_set_stream"] == 1);         // the other feature is still on
+    CHECK(shimmed.process.err.empty());
+  }
+}
+
+TEST_CASE("a changed pointer or workspace misses once, and contents seen before hit", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "pointer_change");
+  CHECK(plain["real_after_alternating"] == 100);
+  CHECK(plain["real_after_back_to_first"] == 400);
+  CHECK(plain["failures"] == 0);
+  CHECK(plain["mismatches"] == 0);
+
+  const Outcome o = run("linked", "pointer_change");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["real_after_alternating"] == 2);  // A, B, A, B...
+  CHECK(o["real_after_third"] == 3);        // then C
+  CHECK(o["real_after_workspace"] == 4);    // C's pointers with another workspace
+  CHECK(o["real_after_back_to_first"] == 4);  // A again: still cached
+}
+
+TEST_CASE("arrays changed by the caller after SetAttribute do not change the pack", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "arrays_copied");
+  CHECK(plain["executed_as_set"] == 2);
+  CHECK(plain["real_packs"] == 2);
+
+  const Outcome o = run("linked", "arrays_copied");
+  CHECK(o["failures"] == 0);
+  CHECK(o["executed_as_set"] == 2);
+  CHECK(o["real_packs"] == 1);
+}
+
+TEST_CASE("two plans' packs, op after op, make two real packs", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "two_plans");
+  CHECK(plain["real_packs"] == 1000);
+  CHECK(plain["failures"] == 0);
+
+  const Outcome o = run("linked", "two_plans");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["real_packs"] == 2);
+}
+
+TEST_CASE("errors at set, finalize and execute are cuDNN's own, call by call", "[packs][errors]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run_without_shim(mode, "errors");
+    // What the stub checks, as cuDNN does (the premise of the comparison).
+    CHECK(plain["status.wrong_type_uids.02_set_uids_int32"] == kBadParam);
+    CHECK(plain["status.wrong_type_uids.07_execute"] == kSuccess);
+    CHECK(plain["status.wrong_type_pointers.03_set_pointers_int64"] == kBadParam);
+    CHECK(plain["status.wrong_type_workspace.04_set_workspace_int64"] == kBadParam);
+    CHECK(plain["status.workspace_count_2.04_set_workspace_2"] == kBadParam);
+    CHECK(plain["status.unknown_attribute.03_set_tensor_uid"] == kBadParam);
+    CHECK(plain["status.count_mismatch.05_finalize"] == kBadParam);
+    CHECK(plain["status.count_mismatch.06_execute"] == kBadParam);
+    CHECK(plain["status.missing_pointers.04_finalize"] == kBadParam);
+    CHECK(plain["status.missing_pointers.05_execute"] == kBadParam);
+    CHECK(plain["status.set_after_finalize.06_set_pointers"] == kBadParam);
+    CHECK(plain["status.set_after_finalize.08_execute"] == kSuccess);
+    CHECK(plain["status.set_after_finalize.09_executed_as_set"] == 1);
+    CHECK(plain["status.finalize_twice.06_finalize"] == kBadParam);
+    CHECK(plain["status.execute_unfinalized.05_execute"] == kBadParam);
+    CHECK(plain["status.execute_unfinalized.07_execute"] == kSuccess);
+    CHECK(plain["status.set_twice.10_executed_as_set"] == 1);
+    CHECK(plain["status.null_array.02_set_uids_null"] == kNullPointer);
+    CHECK(plain["status.initialize.02_initialize"] == kNotSupported);
+    CHECK(plain["status.get_before_finalize.05_get_uids"] == kNotFinalized);
+    CHECK(plain["status.cuda_graph_unfinalized.05_populate"] == kBadParam);
+    CHECK(plain["status.tensors_33.07_get_uids_count"] == 33);
+
+    // With the shim: the same status from every call.
+    const Outcome shimmed = run(mode, "errors");
+    require_same(shimmed, plain, {"status."});
+  }
+}
+
+TEST_CASE("INTERMEDIATES, which the proxy does not record, reaches cuDNN and the op runs", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "intermediates");
+  CHECK(plain["intermediates_read_back"] == 10);
+  CHECK(plain["real_with_intermediates"] == 10);
+  CHECK(plain["live_packs"] == 0);
+
+  const Outcome o = run("linked", "intermediates");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["intermediates_read_back"] == 10);
+  CHECK(o["real_with_intermediates"] == 10);  // each a private real pack
+  CHECK(o["real_plain"] == 1);                // plain ops are cached again
+  CHECK(o["live_packs"] == 1);                // the private packs went with their proxies
+}
+
+TEST_CASE("GetAttribute of a finalized pack returns what was set, hit or miss", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "get_attribute");
+  CHECK(plain["first_reads_as_set"] == 1);
+  CHECK(plain["second_reads_as_set"] == 1);
+  CHECK(plain["real_packs"] == 2);
+
+  const Outcome o = run("linked", "get_attribute");
+  CHECK(o["first_reads_as_set"] == 1);
+  CHECK(o["second_reads_as_set"] == 1);
+  CHECK(o["real_packs"] == 1);  // reading a finalized proxy does not make it private
+  require_same(o, plain, {"status."});
+}
+
+TEST_CASE("cudnnBackendPopulateCudaGraph and UpdateCudaGraph get a live finalized pack, not the proxy",
+          "[packs][cuda_graph]") {
+  const Outcome plain = run_without_shim("linked", "cuda_graph");
+  CHECK(plain["populate_got_callers_pack"] == 1);  // the premise: the stub records what it got
+  CHECK(plain["update_got_callers_pack"] == 1);
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "cuda_graph");
+    for (const char* key : {"made_first", "made_second", "populate_status", "update_status", "execute_status",
+                            "update_again_status", "destroy_first", "destroy_second"})
+      CHECK(o[key] == kSuccess);
+    CHECK(o["populate_kind"] == 1);
+    CHECK(o["update_kind"] == 1);
+    CHECK(o["populate_as_set"] == 1);
+    CHECK(o["update_as_set"] == 1);
+    CHECK(o["update_again_as_set"] == 1);
+    CHECK(o["populate_got_callers_pack"] == 0);
+    CHECK(o["update_got_callers_pack"] == 0);
+    CHECK(o["real_packs"] == 2);
+    CHECK(o["stub_populate_calls"] == 1);
+    CHECK(o["stub_update_calls"] == 2);
+  }
+}
+
+TEST_CASE("descriptors of every other type pass straight through", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "other_types");
+  // The premise: two plans and one more tensor were made (17: CUDNN_BACKEND_TENSOR_DESCRIPTOR,
+  // 5: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, 3: CUDNN_BACKEND_ENGINECFG_DESCRIPTOR).
+  CHECK(plain["created.17"] == 7);
+  CHECK(plain["created.5"] == 2);
+  CHECK(plain["created.3"] == 2);
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "other_types");
+    CHECK(o["failures"] == 0);
+    CHECK(o["executed_callers_plan"] == 1);
+    require_same(o, plain, {"created.", "live.", "status."});
+  }
+}
+
+TEST_CASE("a variant pack created inside libcudnn is not proxied", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "internal");
+  CHECK(plain["created_at_once"] == 10);
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "internal");
+    CHECK(o["created_at_once"] == 10);       // the stub saw each creation at once
+    CHECK(o["executed_callers_pack"] == 10);  // and executed the pack the caller holds
+    CHECK(o["real_packs"] == 10);
+    CHECK(o["failures"] == 0);
+    require_same(o, plain, {"status."});
+  }
+}
+
+TEST_CASE("eviction never takes the pack of a live proxy", "[packs][eviction]") {
+  const Outcome plain = run_without_shim("linked", "eviction");
+  CHECK(plain["live_packs_with_kept"] == 1);
+  CHECK(plain["real_packs"] == 1000);
+
+  const std::string dir = make_temp_dir();
+  const Outcome o = run("linked", "eviction", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(o["kept_status"] == kSuccess);
+  CHECK(o["kept_first_execute"] == kSuccess);
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["real_packs"] == 1000);
+  CHECK(o["kept_execute"] == kSuccess);
+  CHECK(o["kept_as_set"] == 1);
+  CHECK(o["kept_get"] == kSuccess);
+  CHECK(o["kept_reads_as_set"] == 1);
+  CHECK(o["live_packs_with_kept"] <= kCacheCapacity + 1);
+  CHECK(o["kept_destroy"] == kSuccess);
+  CHECK(o["live_packs_end"] <= kCacheCapacity);
+
+  const std::string json = stats_json(dir);
+  INFO(json);
+  // 1001 distinct contents (the kept one, then the loop's) through a cache of 256: at least 1001 -
+  // 256 entries left it, less one if the kept proxy's entry, which must live on, is not counted.
+  CHECK(json_number(json, "pack_misses").value_or(-1) == 1001);
+  CHECK(json_number(json, "pack_evictions").value_or(-1) >= 1001 - kCacheCapacity - 1);
+}
+
+TEST_CASE("300 live packs with distinct contents each run with their own", "[packs][eviction]") {
+  const Outcome plain = run_without_shim("linked", "many_live");
+  CHECK(plain["live_packs_peak"] == 300);
+  CHECK(plain["live_packs_end"] == 0);
+
+  const Outcome o = run("linked", "many_live");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["live_packs_peak"] == 300);
+  CHECK(o["live_packs_end"] <= kCacheCapacity);
+}
+
+TEST_CASE("threads on their own handles, some sharing contents: few real packs", "[packs][threads]") {
+  const Outcome plain = run_without_shim("linked", "threads");
+  CHECK(plain["real_packs"] == 4000);
+  CHECK(plain["failures"] == 0);
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "threads");
+    CHECK(o["failures"] == 0);
+    CHECK(o["read_back_wrong"] == 0);
+    // Three distinct contents: at least three, and at most one more per thread racing a miss.
+    CHECK(o["real_packs"] >= 3);
+    CHECK(o["real_packs"] <= 3 + 4);
+  }
+}
+
+TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][fork]") {
+  const Outcome plain = run_without_shim("linked", "fork");
+  CHECK(plain["child_real_packs"] == 100);
+  CHECK(plain["child_failures"] == 0);
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "fork");
+    CHECK(o["child_exit"] == 0);
+    CHECK(o["parent_real_warm"] == 1);
+    CHECK(o["child_real_packs"] == 1);
+    CHECK(o["child_failures"] == 0);
+    CHECK(o["child_mismatches"] == 0);
+    CHECK(o["parent_real_after"] == 0);  // the parent's cache is untouched
+    CHECK(o["failures"] == 0);
+  }
+}
+
+TEST_CASE("CUDNN_FASTPATH_VARIANT_PACKS=0 and CUDNN_FASTPATH_DISABLE=1 make every pack real", "[packs][config]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome off = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+    CHECK(off["real_packs"] == 1000);
+    CHECK(off["created_at_create"] == 1);
+    CHECK(off["executed_callers_pack"] == 1);
+    CHECK(off["failures"] == 0);
+    CHECK(off["real_set_stream"] == 1);  // only this feature is off
+    CHECK(off.process.err.empty());
+
+    const Outcome disabled = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+    CHECK(disabled["real_packs"] == 1000);
+    CHECK(disabled["executed_callers_pack"] == 1);
+    CHECK(disabled["failures"] == 0);
+    CHECK(disabled["real_set_stream"] == 100);
+    CHECK(disabled.process.err.empty());
+
+    const Outcome on = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "1"}}});
+    CHECK(on["real_packs"] == 1);
+  }
+}
+
+TEST_CASE("a bad CUDNN_FASTPATH_VARIANT_PACKS value gets one warning line and the default", "[packs][config]") {
+  const Outcome o = run("linked", "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "maybe"}}});
+  CHECK(o["real_packs"] == 1);
+  CHECK(count_lines_containing(o.process.err, "CUDNN_FASTPATH_VARIANT_PACKS=maybe is not a boolean") == 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") == 1);
+}
+
+TEST_CASE("the run-time switch: packs off and on again, earlier proxies keep working", "[packs][config]") {
+  CHECK(run_without_shim("linked", "runtime_switch")["have_switch"] == 0);  // the shim exports it
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "runtime_switch");
+    REQUIRE(o["have_switch"] == 1);
+    CHECK(o["features_initial"] == 3);
+    CHECK(o["real_warm"] == 1);
+    CHECK(o["kept_status"] == kSuccess);
+    CHECK(o["early_create"] == kSuccess);
+    CHECK(o["set_off"] == 1);
+    CHECK(o["features_off"] == 1);
+    CHECK(o["real_off"] == 100);  // every pack real while off
+    CHECK(o["kept_execute_off"] == kSuccess);
+    CHECK(o["kept_as_set_off"] == 1);
+    CHECK(o["early_status"] == kSuccess);
+    CHECK(o["early_as_set"] == 1);
+    CHECK(o["late_create"] == kSuccess);
+    CHECK(o["set_on"] == 3);
+    CHECK(o["features_on"] == 3);
+    CHECK(o["real_on"] <= 1);  // cached again
+    CHECK(o["kept_execute_on"] == kSuccess);
+    CHECK(o["late_execute_on"] == kSuccess);
+    CHECK(o["late_as_set"] == 1);
+    CHECK(o["set_unknown_bits"] == 3);
+    CHECK(o["set_variant_packs_only"] == 2);
+    CHECK(o["real_set_stream_without_feature"] == 10);
+    CHECK(o["set_both_again"] == 3);
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+  }
+
+  // A feature the configuration turned off cannot be turned on at run time.
+  const Outcome configured_off = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+  REQUIRE(configured_off["have_switch"] == 1);
+  CHECK(configured_off["features_initial"] == 1);
+  CHECK(configured_off["real_warm"] == 10);
+  CHECK(configured_off["set_on"] == 1);
+  CHECK(configured_off["real_on"] == 100);
+  CHECK(configured_off["failures"] == 0);
+
+  const Outcome disabled = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+  REQUIRE(disabled["have_switch"] == 1);
+  CHECK(disabled["features_initial"] == 0);
+  CHECK(disabled["set_on"] == 0);
+  CHECK(disabled["real_on"] == 100);
+  CHECK(disabled["failures"] == 0);
+}
+
+TEST_CASE("more than 32 tensors is never proxied, and 32 is", "[packs]") {
+  const Outcome plain = run_without_shim("linked", "tensor_limit");
+  CHECK(plain["real_32"] == 100);
+  CHECK(plain["real_33"] == 100);
+
+  const Outcome o = run("linked", "tensor_limit");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["real_32"] == 1);
+  CHECK(o["real_33"] == 100);
+  CHECK(o["live_packs"] == 1);
+}
+
+TEST_CASE("statistics: the pack counts in the JSON file and a stderr line", "[packs][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run("local", "steady",
+                        {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats-%p.json"}}});
+  CHECK(o["failures"] == 0);
+  CHECK(count_lines_containing(o.process.err, "variant packs:") == 1);
+
+  const std::string json = stats_json(dir);
+  INFO(json);
+  const std::pair<const char*, double> exact[] = {
+      {"packs_proxied", 1000}, {"pack_hits", 999},     {"pack_misses", 1},       {"pack_evictions", 0},
+      {"packs_materialized", 0}, {"pack_samples", 2}, {"pack_samples_timed", 1}};
+  for (const auto& [key, value] : exact) {
+    INFO(key);
+    CHECK(json_number(json, key).value_or(-1) == value);
+  }
+  for (const char* key : {"pack_build_ns", "pack_proxy_ns", "pack_saved_ns_estimate"}) {
+    INFO(key);
+    CHECK(json_number(json, key).has_value());
+  }
+  CHECK(json_number(json, "pack_build_ns").value_or(0) > 0);  // one timed build
+  // In statistics mode the 16th and 17th hits also build a throwaway pack: what the stub saw.
+  const auto misses = json_number(json, "pack_misses"), samples = json_number(json, "pack_samples");
+  REQUIRE(misses.has_value());
+  REQUIRE(samples.has_value());
+  CHECK(o["real_packs"] == static_cast<long long>(*misses + *samples));
+  // The set-stream keys are still there.
+  CHECK(json_number(json, "set_stream_calls").value_or(-1) == 100);
+}
+
+TEST_CASE("the launcher's --no-variant-packs option makes every pack real", "[packs][launcher]") {
+  std::vector<EnvChange> env = clean_env();
+  const ProcessResult with = run_process({LAUNCHER_BUILD, PACK_SCENARIO_LINKED, "steady"}, env);
+  REQUIRE(with.exit_code == 0);
+  CHECK(key_values(with.out).at("real_packs") == "1");
+
+  const ProcessResult without = run_process({LAUNCHER_BUILD, "--no-variant-packs", PACK_SCENARIO_LINKED, "steady"}, env);
+  INFO(without.err);
+  REQUIRE(without.exit_code == 0);
+  CHECK(key_values(without.out).at("real_packs") == "1000");
+  CHECK(key_values(without.out).at("real_set_stream") == "1");  // the shim is still there
+  CHECK(without.err.empty());
+}
