@@ -69,13 +69,20 @@ std::vector<EnvChange> clean_env() {
   return all;
 }
 
+// This build's shim, or the file CUDNN_FASTPATH_TEST_SHIM names (to watch a test fail on another
+// build of the shim).
+std::string shim_path() {
+  const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
+  return other != nullptr && *other != '\0' ? other : SHIM_PATH;
+}
+
 // Runs case `name` of the scenario in `mode` and requires that it exits 0.
 Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
   std::vector<std::string> argv;
   if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
   else argv = {PACK_SCENARIO_DLOPEN, mode, name};
   std::vector<EnvChange> env = clean_env();
-  if (options.preload) env.push_back({"LD_PRELOAD", SHIM_PATH});
+  if (options.preload) env.push_back({"LD_PRELOAD", shim_path()});
   env.insert(env.end(), options.env.begin(), options.env.end());
   Outcome outcome{run_process(argv, env), {}};
   outcome.values = key_values(outcome.process.out);
