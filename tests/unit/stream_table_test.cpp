@@ -22,7 +22,7 @@ void publish(Table& table, typename Table::Slot* slot, const void* handle, std::
 }
 }  // namespace
 
-TEST_CASE("find never claims, find_or_claim claims once per handle", "[table]") {
+TEST_CASE("find never claims and find_or_claim claims once per handle", "[table]") {
   static StreamTable<8> table;  // static: the shim's table is, and it must need no constructor
   const void* h = handle_at(0x5000);
   CHECK(table.find(h) == nullptr);
@@ -44,7 +44,7 @@ TEST_CASE("the reserved key values are never handles", "[table]") {
   CHECK(table.claims() == 0);
 }
 
-TEST_CASE("a full table refuses new handles, serves the ones it holds, and takes one after a release",
+TEST_CASE("a full table refuses new handles and serves the ones it holds until a release frees a slot",
           "[table]") {
   StreamTable<8> table;
   std::vector<StreamTable<8>::Slot*> slots;
@@ -143,7 +143,7 @@ TEST_CASE("forget_stream voids every slot that holds the stream, and writes to n
   CHECK(table.forget_stream(0xA0) == 0);
 }
 
-TEST_CASE("cudaStreamPerThread is never cached, NULL and cudaStreamLegacy are", "[table]") {
+TEST_CASE("cudaStreamPerThread is never cached while NULL and cudaStreamLegacy are", "[table]") {
   StreamTable<8> table;
   const void* h = handle_at(0x1000);
   auto* slot = table.find_or_claim(h);
@@ -155,7 +155,7 @@ TEST_CASE("cudaStreamPerThread is never cached, NULL and cudaStreamLegacy are", 
   CHECK(slot->state.holds(0x0));
 }
 
-TEST_CASE("forget_all voids every slot, and reset_in_child too, keeping the keys", "[table]") {
+TEST_CASE("forget_all voids every slot and so does reset_in_child, keeping the keys", "[table]") {
   StreamTable<8> table;
   auto* a = table.find_or_claim(handle_at(0x100));
   auto* b = table.find_or_claim(handle_at(0x200));
@@ -195,7 +195,7 @@ TEST_CASE("threads claiming the same handles leave exactly one slot per handle",
   CHECK(distinct.size() == static_cast<std::size_t>(kHandles));
 }
 
-TEST_CASE("threads creating, using and destroying handles never see another handle's stream",
+TEST_CASE("threads creating and destroying handles never see another handle's stream",
           "[table]") {
   // Each thread claims fresh addresses, publishes its own stream, checks it, releases: a slot
   // that a thread claims must never already hold a stream (another handle's).
@@ -223,7 +223,7 @@ TEST_CASE("threads creating, using and destroying handles never see another hand
   CHECK(table.live() == 0);
 }
 
-TEST_CASE("find_at_home finds a handle only in its home slot, find follows the chain", "[table]") {
+TEST_CASE("find_at_home finds a handle only in its home slot while find follows the chain", "[table]") {
   StreamTable<8> table;
   int at_home = 0, further = 0;
   for (std::uintptr_t i = 1; i <= 8; ++i) {
