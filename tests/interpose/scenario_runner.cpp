@@ -25,7 +25,7 @@ Outcome run_scenario(const std::string& mode, const std::string& name, const Sce
   // The child sees no CUDNN_FASTPATH_* or LD_* setting of whoever runs the tests, only ours:
   // LD_LIBRARY_PATH could otherwise lead it to the real libcudnn instead of the stub.
   std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true}};
-  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART"})
+  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART", "VARIANT_PACKS", "TEST_SHIM"})
     env.push_back({std::string("CUDNN_FASTPATH_") + name, "", true});
   if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value});
   else env.push_back({"LD_PRELOAD", "", true});
