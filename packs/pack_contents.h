@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 
 namespace cudnn_fastpath::packs {
 
@@ -22,12 +21,13 @@ struct PackContents {
   void* pointers[kMaxTensors]{};
   void* workspace = nullptr;
 
+  // Element loops, not memcpy: a handful of elements, copied inline rather than through a call.
   void set_uids(const std::int64_t* values, std::int32_t count) noexcept {
-    std::memcpy(uids, values, sizeof(std::int64_t) * static_cast<std::size_t>(count));
+    for (std::int32_t i = 0; i < count; ++i) uids[i] = values[i];
     uid_count = count;
   }
   void set_pointers(void* const* values, std::int32_t count) noexcept {
-    std::memcpy(pointers, values, sizeof(void*) * static_cast<std::size_t>(count));
+    for (std::int32_t i = 0; i < count; ++i) pointers[i] = values[i];
     pointer_count = count;
   }
   void set_workspace(void* value) noexcept {
@@ -42,24 +42,34 @@ struct PackContents {
     workspace = nullptr;
   }
 
-  // A 64-bit digest of everything above, and `library` (packs of two cuDNN copies never mix).
+  // A 64-bit digest of everything above, and `library` (packs of two cuDNN copies never mix). It
+  // only chooses a cache set and filters candidates (the contents are compared in full), so it is
+  // built for speed: each element is rotated by its position and multiplied independently of the
+  // others (the additions pipeline), and one final mix spreads the sum.
   std::uint64_t hash(std::uintptr_t library) const noexcept {
-    std::uint64_t h = mix(0x6a09e667f3bcc908ull, library);
-    h = mix(h, (static_cast<std::uint64_t>(static_cast<std::uint32_t>(uid_count)) << 32) |
-                   static_cast<std::uint32_t>(pointer_count));
-    for (std::int32_t i = 0; i < uid_count; ++i) h = mix(h, static_cast<std::uint64_t>(uids[i]));
-    for (std::int32_t i = 0; i < pointer_count; ++i) h = mix(h, reinterpret_cast<std::uintptr_t>(pointers[i]));
-    return mix(h, has_workspace ? reinterpret_cast<std::uintptr_t>(workspace) ^ 0x5bd1e995u : 0);
+    std::uint64_t sum = library * 0x9e3779b97f4a7c15ull;
+    sum += ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(uid_count)) << 32) |
+            static_cast<std::uint32_t>(pointer_count)) * 0xc2b2ae3d27d4eb4full;
+    for (std::int32_t i = 0; i < uid_count; ++i)
+      sum += rotate(static_cast<std::uint64_t>(uids[i]), i) * 0x165667b19e3779f9ull;
+    for (std::int32_t i = 0; i < pointer_count; ++i)
+      sum += rotate(reinterpret_cast<std::uintptr_t>(pointers[i]), i + 32) * 0x27d4eb2f165667c5ull;
+    if (has_workspace) sum += (reinterpret_cast<std::uintptr_t>(workspace) ^ 0x5bd1e995u) * 0x94d049bb133111ebull;
+    return finish(sum);
   }
 
  private:
-  // One round of a multiply-xorshift mixer (the finalizer of MurmurHash3's 64-bit variant).
-  static std::uint64_t mix(std::uint64_t h, std::uint64_t value) noexcept {
-    h ^= value + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  static std::uint64_t rotate(std::uint64_t value, int by) noexcept {
+    by &= 63;
+    return by ? (value << by) | (value >> (64 - by)) : value;
+  }
+  // The finalizer of MurmurHash3's 64-bit variant: every input bit reaches every output bit.
+  static std::uint64_t finish(std::uint64_t h) noexcept {
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    return h;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
   }
 };
 

@@ -70,6 +70,10 @@ struct Binding {
 const Binding* first_binding(Library library) noexcept;
 int distinct_bindings(Library library) noexcept;
 
+// How the first binding of `library` was found (to_string of it), "not_found" when it was looked
+// for in vain, "unused" when nothing needed it.
+const char* how_found(Library library) noexcept;
+
 // A short name for reports: "rtld_next", "caller_scope", "noload", "loaded_walk", ...
 const char* to_string(FoundBy found_by) noexcept;
 

@@ -167,7 +167,6 @@ void write_json(const Figures& f, const char* pattern) {
     if (n <= 0 || used + static_cast<std::size_t>(n) >= sizeof path) return;
   }
   const Binding* cudnn = first_binding(Library::kCudnn);
-  const Binding* cudart = first_binding(Library::kCudart);
   const Config& cfg = config();
   char library[1024];
   json_escape(cudnn ? cudnn->object : "", library, sizeof library);
@@ -211,8 +210,8 @@ void write_json(const Figures& f, const char* pattern) {
       static_cast<long>(getpid()), u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]),
       u(f[Counter::kSampled]), u(f[Counter::kSamplesTimed]), u(f[Counter::kVerifyMismatches]), u(f.handles),
       u(handle_table().live()), u(f[Counter::kTableFull]), u(f[Counter::kStreamsForgotten]),
-      to_string(cudnn ? cudnn->found_by : FoundBy::kNotFound), library, distinct_bindings(Library::kCudnn),
-      to_string(cudart ? cudart->found_by : FoundBy::kNotFound), f.forwarded_same_stream_ns, f.saved_ns,
+      how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn), how_found(Library::kCudart),
+      f.forwarded_same_stream_ns, f.saved_ns,
       u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
       u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
       u(f[Counter::kPackSamplesTimed]), f.pack_build_ns, f.pack_proxy_ns, f.pack_saved_ns,
@@ -229,7 +228,7 @@ void write_stderr(const Figures& f) {
            u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]), u(f[Counter::kSampled]),
            u(f[Counter::kVerifyMismatches]), u(f.handles), u(f[Counter::kTableFull]));
   const Binding* cudnn = first_binding(Library::kCudnn);
-  const char* found_by = to_string(cudnn ? cudnn->found_by : FoundBy::kNotFound);
+  const char* found_by = how_found(Library::kCudnn);
   const char* object = cudnn ? cudnn->object : "";
   if (f[Counter::kSamplesTimed] != 0)
     log_line("saved about %.3f ms (%.0f ns per forwarded same-stream call, %llu timed); cuDNN found by %s in %s",

@@ -54,6 +54,7 @@ const Binding kNotFound[kLibraryCount] = {
 std::atomic<bool> g_said_not_found[kLibraryCount];
 std::atomic<bool> g_said_env_failure[kLibraryCount];
 std::atomic<bool> g_said_full{false};
+std::atomic<bool> g_needed[kLibraryCount];  // relaxed: a report's detail only
 
 bool first_time(std::atomic<bool>& said) { return !said.exchange(true, std::memory_order_relaxed); }
 
@@ -139,6 +140,7 @@ const Binding* publish(const Binding& candidate) {
 }  // namespace
 
 const Binding* resolve(Library library, const LoadedObject* caller) noexcept {
+  g_needed[static_cast<int>(library)].store(true, std::memory_order_relaxed);
   const LibrarySpec& spec = kLibraries[static_cast<int>(library)];
   const Config& cfg = config();
   Binding found;
@@ -211,6 +213,11 @@ int distinct_bindings(Library library) noexcept {
     distinct += seen ? 0 : 1;
   }
   return distinct;
+}
+
+const char* how_found(Library library) noexcept {
+  if (const Binding* first = first_binding(library)) return to_string(first->found_by);
+  return g_needed[static_cast<int>(library)].load(std::memory_order_relaxed) ? "not_found" : "unused";
 }
 
 const char* to_string(FoundBy found_by) noexcept {
