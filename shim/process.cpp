@@ -19,6 +19,9 @@ namespace {
 // Written before the mode word is published (release) and read after it is seen (acquire).
 std::atomic<const DispatchV1*> g_leader{nullptr};
 std::atomic<std::uint64_t> g_clock_cost{0};
+std::atomic<std::uint64_t> g_tick_cost{0};
+std::atomic<std::uint64_t> g_ticks_at_start{0};  // with the clock's reading at the same moment
+std::atomic<std::uint64_t> g_ns_at_start{0};
 std::atomic<bool> g_fork_handler{false};  // relaxed: only makes the registration happen once
 std::atomic<bool> g_said_loaded{false};   // relaxed: only deduplicates a message
 
@@ -49,6 +52,13 @@ std::uint32_t allowed_features(const Config& cfg) {
 }  // namespace
 
 std::uint64_t clock_cost_ns() noexcept { return g_clock_cost.load(std::memory_order_relaxed); }
+std::uint64_t tick_cost() noexcept { return g_tick_cost.load(std::memory_order_relaxed); }
+
+double ticks_per_ns() noexcept {
+  const std::uint64_t ns = now_ns() - g_ns_at_start.load(std::memory_order_relaxed);
+  const std::uint64_t ticks_elapsed = ticks() - g_ticks_at_start.load(std::memory_order_relaxed);
+  return ns ? static_cast<double>(ticks_elapsed) / static_cast<double>(ns) : 1.0;
+}
 
 std::uint32_t initialise() noexcept {
   const Config& cfg = config();
@@ -64,7 +74,12 @@ std::uint32_t initialise() noexcept {
     m |= allowed_features(cfg);
   }
   m = with_plain_skip(m);
-  if (m & mode::kCounting) g_clock_cost.store(measure_clock_cost_ns(), std::memory_order_relaxed);
+  if (m & mode::kCounting) {
+    g_clock_cost.store(measure_clock_cost_ns(), std::memory_order_relaxed);
+    g_tick_cost.store(measure_tick_cost(), std::memory_order_relaxed);
+    g_ticks_at_start.store(ticks(), std::memory_order_relaxed);
+    g_ns_at_start.store(now_ns(), std::memory_order_relaxed);
+  }
   if (!g_fork_handler.exchange(true, std::memory_order_relaxed))
     pthread_atfork(nullptr, nullptr, in_forked_child);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))

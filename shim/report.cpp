@@ -53,7 +53,7 @@ Figures gather() {
   f.forwarded_same_stream_ns = mean(f[Counter::kSampleNanoseconds], f[Counter::kSamplesTimed]);
   f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f[Counter::kSkipped]);
   f.pack_build_ns = mean(f[Counter::kPackBuildNanoseconds], f[Counter::kPackSamplesTimed]);
-  f.pack_proxy_ns = mean(f[Counter::kPackProxyNanoseconds], f[Counter::kPackProxySamples]);
+  f.pack_proxy_ns = mean(f[Counter::kPackProxyTicks], f[Counter::kPackProxySamples]) / ticks_per_ns();
   // What a hit saves is the real pack's calls, less what the proxy's own calls cost.
   const double per_hit = f.pack_build_ns > f.pack_proxy_ns ? f.pack_build_ns - f.pack_proxy_ns : 0.0;
   f.pack_saved_ns = f[Counter::kPackSamplesTimed] ? per_hit * static_cast<double>(f[Counter::kPackHits]) : 0.0;

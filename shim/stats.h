@@ -29,7 +29,7 @@ enum class Counter : int {
   kPackSamplesTimed,   // those of them that were timed
   kPackBuildNanoseconds,   // their total time
   kPackProxySamples,       // proxies whose own calls were timed, create to destroy
-  kPackProxyNanoseconds,   // their total time
+  kPackProxyTicks,         // their total time, in time-stamp counter ticks
   kCount
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);

@@ -44,7 +44,7 @@ struct Proxy {
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
-  std::uint64_t own_ns;            // timed: the proxy's calls so far
+  std::uint64_t own_ticks;         // timed: the proxy's calls so far
   PackContents recorded;
 };
 
@@ -64,13 +64,13 @@ constexpr std::uint64_t kProxyTimedB = 800;
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-// Times a proxy's call when the proxy is a timed one.
+// Times a proxy's call when the proxy is a timed one, in counter ticks (clock.h).
 class ProxyTimer {
  public:
   explicit ProxyTimer(const Proxy* proxy) : proxy_(proxy && proxy->timed ? const_cast<Proxy*>(proxy) : nullptr),
-                                            start_(proxy_ ? now_ns() : 0) {}
+                                            start_(proxy_ ? ticks() : 0) {}
   ~ProxyTimer() {
-    if (proxy_) proxy_->own_ns += net_ns(now_ns() - start_);
+    if (proxy_) proxy_->own_ticks += net_ticks(ticks() - start_);
   }
   ProxyTimer(const ProxyTimer&) = delete;
   ProxyTimer& operator=(const ProxyTimer&) = delete;
@@ -243,7 +243,7 @@ cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescript
   if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
       from_cudnn || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
-  const std::uint64_t start = counting(m) ? now_ns() : 0;
+  const std::uint64_t start = counting(m) ? ticks() : 0;
   Proxy* p = g_proxies.allocate(pool_hint());
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
   note_cudnn_call();
@@ -254,14 +254,14 @@ cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescript
   p->lease = {};
   p->recorded.clear();
   p->timed = false;
-  p->own_ns = 0;
+  p->own_ticks = 0;
   if (counting(m)) {
     count(Counter::kPacksProxied);
     CounterBlock* block = own_block();
     const std::uint64_t phase = block ? ++block->proxies % kSamplePeriod : 0;
     if (phase == kProxyTimedA || phase == kProxyTimedB) {
       p->timed = true;
-      p->own_ns = net_ns(now_ns() - start);
+      p->own_ticks = net_ticks(ticks() - start);
     }
   }
   *descriptor = p;
@@ -278,13 +278,13 @@ cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescrip
     if (real.cudnnBackendDestroyDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     return real.cudnnBackendDestroyDescriptor(descriptor);
   }
-  const std::uint64_t start = p->timed ? now_ns() : 0;
+  const std::uint64_t start = p->timed ? ticks() : 0;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   if (p->lease) g_cache.release(p->lease);
   else if (p->private_pack && p->pack) status = p->library->real.cudnnBackendDestroyDescriptor(p->pack);
   if (p->timed && counting(m)) {
     count(Counter::kPackProxySamples);
-    count(Counter::kPackProxyNanoseconds, p->own_ns + net_ns(now_ns() - start));
+    count(Counter::kPackProxyTicks, p->own_ticks + net_ticks(ticks() - start));
   }
   p->lease = {};
   p->pack = nullptr;
