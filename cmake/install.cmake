@@ -7,8 +7,11 @@ include(CMakePackageConfigHelpers)
 set(CUDNN_FASTPATH_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/cudnn_fastpath" CACHE STRING
     "Where the CMake package files are installed, relative to the prefix")
 
-# The shim is preloaded, never linked against: a plain library file, in no export set.
+# The shim is preloaded, never linked against: a plain library file, in no export set. Its one
+# header declares the run-time switch a program may look up (cudnn_fastpath/shim_control.h).
 install(TARGETS cudnn_fastpath_shim LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}")
+install(FILES "${PROJECT_SOURCE_DIR}/shim/include/cudnn_fastpath/shim_control.h"
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/cudnn_fastpath")
 # The launcher copy that looks for the shim in the library folder relative to its own bin/ (see
 # scripts/CMakeLists.txt), so the installed tree can be moved as a whole.
 install(PROGRAMS "${PROJECT_BINARY_DIR}/scripts/install/cudnn-fastpath" DESTINATION "${CMAKE_INSTALL_BINDIR}")

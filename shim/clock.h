@@ -20,15 +20,17 @@ inline std::uint64_t now_ns() noexcept {
   return static_cast<std::uint64_t>(t.tv_sec) * 1000000000u + static_cast<std::uint64_t>(t.tv_nsec);
 }
 
-// The cheapest of a few back-to-back clock reads: what a timed sample's own timing adds.
-inline std::uint64_t measure_clock_cost_ns() noexcept {
+// The cheapest of a few back-to-back reads of `read`: what a timed sample's own timing adds.
+template <typename Read>
+std::uint64_t cheapest_read_pair(Read&& read) noexcept {
   std::uint64_t cheapest = ~std::uint64_t{0};
   for (int i = 0; i < 16; ++i) {
-    const std::uint64_t start = now_ns();
-    cheapest = std::min(cheapest, now_ns() - start);
+    const std::uint64_t start = read();
+    cheapest = std::min(cheapest, read() - start);
   }
   return cheapest;
 }
+inline std::uint64_t measure_clock_cost_ns() noexcept { return cheapest_read_pair(now_ns); }
 
 // Measured once, when statistics are switched on (process.cpp).
 std::uint64_t clock_cost_ns() noexcept;
@@ -50,15 +52,7 @@ inline std::uint64_t ticks() noexcept {
 #endif
 }
 
-// The cheapest of a few back-to-back tick reads.
-inline std::uint64_t measure_tick_cost() noexcept {
-  std::uint64_t cheapest = ~std::uint64_t{0};
-  for (int i = 0; i < 16; ++i) {
-    const std::uint64_t start = ticks();
-    cheapest = std::min(cheapest, ticks() - start);
-  }
-  return cheapest;
-}
+inline std::uint64_t measure_tick_cost() noexcept { return cheapest_read_pair(ticks); }
 
 // Measured with clock_cost_ns(); ticks_per_ns() compares the counter with the clock since then.
 std::uint64_t tick_cost() noexcept;

@@ -109,6 +109,28 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
 
 }  // namespace
 
+// With statistics on, a skip counts itself in the thread's block and, twice in every period,
+// becomes a timed forward. The common case (no sample due) is a few instructions here; the rest is
+// skip_with_checks().
+cudnnStatus_t set_stream_checked_skip(cudnnHandle_t handle, cudaStream_t stream, const void* caller,
+                                      HandleTable::Slot& slot, std::uint32_t m) noexcept {
+  constexpr std::uint32_t kCountingOnly = mode::kReady | mode::kCounting | mode::kSkipping;
+  constexpr std::uint32_t kRelevant = kCountingOnly | mode::kVerify | mode::kFollower | mode::kDisabled;
+  if ((m & kRelevant) == kCountingOnly) {
+    if (CounterBlock* block = t_block) {
+      const std::uint64_t phase = ++block->would_skip % kSamplePeriod;
+      if (phase != kSampleWarmUp && phase != kSampleTimed) {
+        std::atomic<std::uint64_t>& skipped = block->values[static_cast<int>(Counter::kSkipped)];
+        skipped.store(skipped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return CUDNN_STATUS_SUCCESS;
+      }
+      --block->would_skip;  // skip_with_checks() counts this one again
+    }
+  }
+  if (!(m & mode::kReady)) return set_stream_slow(handle, stream, caller);
+  return skip_with_checks(caller, handle, stream, slot, m);
+}
+
 cudnnStatus_t set_stream_slow(cudnnHandle_t handle, cudaStream_t stream, const void* caller) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().set_stream(caller, handle, stream);
