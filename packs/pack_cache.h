@@ -1,7 +1,7 @@
 // PackCache: finalized variant packs by contents, lock-free, fixed size.
 //
-// Sets x Ways entries; the contents' hash picks a set, and a lookup compares at most Ways hashes
-// (one small array) and then the contents of the entries whose hash matches. Each entry's state is
+// Sets x Ways entries; the contents' hash picks a set, and a lookup compares at most Ways tags
+// (32 bits of the hash, one small array) and then the contents of the entries whose tag matches. Each entry's state is
 // one 64-bit word, {generation: 32, references: 32}:
 //   references 0       free
 //   references kBusy   being (re)written by an insert: nobody may use it
@@ -55,7 +55,7 @@ class PackCache {
     const std::size_t first = set_of(hash) * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
       // Relaxed: a filter only; the word decides.
-      if (hashes_[i].load(std::memory_order_relaxed) != hash) continue;
+      if (tags_[i].load(std::memory_order_relaxed) != tag_of(hash)) continue;
       Entry& e = entries_[i];
       // Acquire: pairs with the release that published the entry, so its contents are read after.
       std::uint64_t word = e.word.load(std::memory_order_acquire);
@@ -121,7 +121,7 @@ class PackCache {
       const std::uint64_t word = entries_[i].word.load(std::memory_order_relaxed);
       if (word == 0) continue;  // never used: leave its page untouched
       entries_[i].word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_relaxed);
-      hashes_[i].store(0, std::memory_order_relaxed);
+      tags_[i].store(0, std::memory_order_relaxed);
     }
   }
 
@@ -148,13 +148,17 @@ class PackCache {
     std::atomic<std::uintptr_t> workspace{0};
     std::atomic<std::uintptr_t> library{0};
     std::atomic<void*> pack{nullptr};
-    std::atomic<std::int64_t> uids[kMax]{};
-    std::atomic<std::uintptr_t> pointers[kMax]{};
+    // As in PackContents: each uid next to its pointer.
+    struct Tensor {
+      std::atomic<std::int64_t> uid{0};
+      std::atomic<std::uintptr_t> pointer{0};
+    } tensors[kMax]{};
   };
 
   static std::uint32_t references_of(std::uint64_t word) noexcept { return static_cast<std::uint32_t>(word); }
   static std::uint32_t generation_of(std::uint64_t word) noexcept { return static_cast<std::uint32_t>(word >> 32); }
   static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
+  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash); }
 
   // acq_rel: acquire orders the rewrite after the previous holders' releases; release is not
   // needed here (fill() publishes) but costs nothing on a CAS.
@@ -171,9 +175,10 @@ class PackCache {
         (c.has_workspace && e.workspace.load(std::memory_order_relaxed) != reinterpret_cast<std::uintptr_t>(c.workspace)))
       return false;
     for (std::int32_t i = 0; i < c.uid_count; ++i)
-      if (e.uids[i].load(std::memory_order_relaxed) != c.uids[i]) return false;
+      if (e.tensors[i].uid.load(std::memory_order_relaxed) != c.uid(i)) return false;
     for (std::int32_t i = 0; i < c.pointer_count; ++i)
-      if (e.pointers[i].load(std::memory_order_relaxed) != reinterpret_cast<std::uintptr_t>(c.pointers[i])) return false;
+      if (e.tensors[i].pointer.load(std::memory_order_relaxed) != reinterpret_cast<std::uintptr_t>(c.pointer(i)))
+        return false;
     return true;
   }
 
@@ -184,12 +189,12 @@ class PackCache {
     e.pointer_count.store(c.pointer_count, std::memory_order_relaxed);
     e.has_workspace.store(c.has_workspace, std::memory_order_relaxed);
     e.workspace.store(reinterpret_cast<std::uintptr_t>(c.workspace), std::memory_order_relaxed);
-    for (std::int32_t k = 0; k < c.uid_count; ++k) e.uids[k].store(c.uids[k], std::memory_order_relaxed);
+    for (std::int32_t k = 0; k < c.uid_count; ++k) e.tensors[k].uid.store(c.uid(k), std::memory_order_relaxed);
     for (std::int32_t k = 0; k < c.pointer_count; ++k)
-      e.pointers[k].store(reinterpret_cast<std::uintptr_t>(c.pointers[k]), std::memory_order_relaxed);
+      e.tensors[k].pointer.store(reinterpret_cast<std::uintptr_t>(c.pointer(k)), std::memory_order_relaxed);
     e.pack.store(pack, std::memory_order_relaxed);
     e.recently_used.store(1, std::memory_order_relaxed);
-    hashes_[i].store(hash, std::memory_order_relaxed);
+    tags_[i].store(tag_of(hash), std::memory_order_relaxed);
     const std::uint32_t generation = generation_of(e.word.load(std::memory_order_relaxed));
     // Release: the contents above are visible to whoever acquires the word. References: the cache
     // and the caller's lease.
@@ -197,7 +202,8 @@ class PackCache {
     return {static_cast<std::uint32_t>(i + 1), generation, pack};
   }
 
-  std::atomic<std::uint64_t> hashes_[kEntries]{};
+  // The low half of each entry's hash, a set's in one cache line: the lookup's first filter.
+  std::atomic<std::uint32_t> tags_[kEntries]{};
   std::atomic<std::uint32_t> hands_[Sets]{};
   Entry entries_[kEntries]{};
 };

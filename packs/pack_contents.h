@@ -12,23 +12,38 @@ struct PackContents {
   // more is left to cuDNN unchanged.
   static constexpr int kMaxTensors = 32;
 
-  std::int32_t uid_count = 0;      // elements of `uids`; 0 until set
-  std::int32_t pointer_count = 0;  // elements of `pointers`; 0 until set (cuDNN wants them equal)
+  // A tensor's unique id next to its pointer: a pack of a few tensors is one cache line, which
+  // counts when the program's own work has pushed the shim's data out of the caches between ops.
+  struct Tensor {
+    std::int64_t uid;
+    void* pointer;
+  };
+
+  std::int32_t uid_count = 0;      // tensors whose uid is set; 0 until set
+  std::int32_t pointer_count = 0;  // tensors whose pointer is set (cuDNN wants the counts equal)
   bool has_workspace = false;
+  void* workspace = nullptr;
   // Initialised, so that a static array of holders is constant-initialised (zero) and needs no
   // constructor to run; hot paths never make one on the stack.
-  std::int64_t uids[kMaxTensors]{};
-  void* pointers[kMaxTensors]{};
-  void* workspace = nullptr;
+  Tensor tensors[kMaxTensors]{};
 
-  // Element loops, not memcpy: a handful of elements, copied inline rather than through a call.
+  std::int64_t uid(std::int32_t i) const noexcept { return tensors[i].uid; }
+  void* pointer(std::int32_t i) const noexcept { return tensors[i].pointer; }
+
   void set_uids(const std::int64_t* values, std::int32_t count) noexcept {
-    for (std::int32_t i = 0; i < count; ++i) uids[i] = values[i];
+    for (std::int32_t i = 0; i < count; ++i) tensors[i].uid = values[i];
     uid_count = count;
   }
   void set_pointers(void* const* values, std::int32_t count) noexcept {
-    for (std::int32_t i = 0; i < count; ++i) pointers[i] = values[i];
+    for (std::int32_t i = 0; i < count; ++i) tensors[i].pointer = values[i];
     pointer_count = count;
+  }
+  // The two arrays as cuDNN takes them (for building a real pack).
+  void copy_uids(std::int64_t* out) const noexcept {
+    for (std::int32_t i = 0; i < uid_count; ++i) out[i] = tensors[i].uid;
+  }
+  void copy_pointers(void** out) const noexcept {
+    for (std::int32_t i = 0; i < pointer_count; ++i) out[i] = tensors[i].pointer;
   }
   void set_workspace(void* value) noexcept {
     workspace = value;
@@ -51,9 +66,9 @@ struct PackContents {
     sum += ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(uid_count)) << 32) |
             static_cast<std::uint32_t>(pointer_count)) * 0xc2b2ae3d27d4eb4full;
     for (std::int32_t i = 0; i < uid_count; ++i)
-      sum += rotate(static_cast<std::uint64_t>(uids[i]), i) * 0x165667b19e3779f9ull;
+      sum += rotate(static_cast<std::uint64_t>(tensors[i].uid), i) * 0x165667b19e3779f9ull;
     for (std::int32_t i = 0; i < pointer_count; ++i)
-      sum += rotate(reinterpret_cast<std::uintptr_t>(pointers[i]), i + 32) * 0x27d4eb2f165667c5ull;
+      sum += rotate(reinterpret_cast<std::uintptr_t>(tensors[i].pointer), i + 32) * 0x27d4eb2f165667c5ull;
     if (has_workspace) sum += (reinterpret_cast<std::uintptr_t>(workspace) ^ 0x5bd1e995u) * 0x94d049bb133111ebull;
     return finish(sum);
   }

@@ -18,6 +18,7 @@ namespace cudnn_fastpath::shim {
 
 Caller g_callers[kMaxCallers];
 std::atomic<int> g_caller_count{0};
+__thread Caller* t_last_caller = nullptr;
 
 namespace {
 

@@ -32,15 +32,24 @@ inline constexpr int kMaxCallers = 128;
 extern Caller g_callers[kMaxCallers] __attribute__((visibility("hidden")));
 extern std::atomic<int> g_caller_count __attribute__((visibility("hidden")));
 
+// The entry the calling thread found last: most calls come from the object the previous one came
+// from, and cuDNN's own libraries (which call the backend API too) would otherwise sit in front of
+// it in the scan. __thread, hidden: no TLS wrapper, a descriptor call once the shim is in static TLS.
+extern __thread Caller* t_last_caller __attribute__((visibility("hidden")));
+
+inline bool contains(const Caller& c, std::uintptr_t address) noexcept {
+  return address >= c.begin.load(std::memory_order_relaxed) && address < c.end.load(std::memory_order_relaxed);
+}
+
 // The entry whose object contains `address`, if that object was seen calling before.
 inline Caller* known_caller(std::uintptr_t address) noexcept {
+  // An entry is never changed once ready, so the thread's last one needs no second look at `ready`.
+  if (Caller* last = t_last_caller; last != nullptr && contains(*last, address)) return last;
   // Acquire, and acquire on `ready`: an entry's fields are read after its publication.
   const int count = g_caller_count.load(std::memory_order_acquire);
   for (int i = 0; i < count && i < kMaxCallers; ++i) {
     Caller& c = g_callers[i];
-    if (address >= c.begin.load(std::memory_order_relaxed) && address < c.end.load(std::memory_order_relaxed) &&
-        c.ready.load(std::memory_order_acquire))
-      return &c;
+    if (contains(c, address) && c.ready.load(std::memory_order_acquire)) return t_last_caller = &c;
   }
   return nullptr;
 }

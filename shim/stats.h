@@ -11,37 +11,39 @@
 
 namespace cudnn_fastpath::shim {
 
+// The ones counted on every op come first: with the sampling phases below, they share the
+// block's first cache line.
 enum class Counter : int {
   kSkipped,            // cudnnSetStream answered from the table
   kForwarded,          // cudnnSetStream that reached cuDNN (sampled ones included)
+  kPacksProxied,       // variant packs created as proxies
+  kPackHits,           // proxies finalized from the cache
   kSampled,            // would-be skips forwarded on purpose to time them (see set_stream.cpp)
   kSamplesTimed,       // those of them that were timed
   kSampleNanoseconds,  // their total time, the clock's own cost taken off
   kVerifyMismatches,   // verify mode: cuDNN held another stream than the table said
   kTableFull,          // calls forwarded because their handle found no free slot
   kStreamsForgotten,   // slots forgotten because their stream was destroyed
-  kPacksProxied,       // variant packs created as proxies
-  kPackHits,           // proxies finalized from the cache
   kPackMisses,         // proxies finalized by building a real pack
   kPackEvictions,      // cached packs destroyed to make room
   kPacksMaterialized,  // proxies turned into real packs (a call the proxy does not answer)
   kPackSamples,        // throwaway real packs built to time them
   kPackSamplesTimed,   // those of them that were timed
-  kPackBuildNanoseconds,   // their total time
-  kPackProxySamples,       // proxies whose own calls were timed, create to destroy
-  kPackProxyTicks,         // their total time, in time-stamp counter ticks
+  kPackBuildNanoseconds,  // their total time
+  kPackProxySamples,      // proxies whose own calls were timed, create to destroy
+  kPackProxyTicks,        // their total time, in time-stamp counter ticks
   kCount
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 
 struct alignas(64) CounterBlock {
-  // Written only by the owning thread (a load and a store, no read-modify-write); read by the
-  // report from another thread: atomics, relaxed, since totals order nothing.
-  std::atomic<std::uint64_t> values[kCounters];
   std::uint64_t would_skip;  // the owner's sampling phases (set_stream.cpp, variant_packs.cpp)
   std::uint64_t would_hit;
   std::uint64_t proxies;
   std::atomic<bool> owned;
+  // Written only by the owning thread (a load and a store, no read-modify-write); read by the
+  // report from another thread: atomics, relaxed, since totals order nothing.
+  std::atomic<std::uint64_t> values[kCounters];
 };
 
 // The calling thread's block; null until it first counts, and again once it has exited.

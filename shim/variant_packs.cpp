@@ -113,12 +113,16 @@ bool record(PackContents& contents, cudnnBackendAttributeName_t name, cudnnBacke
 // The recorded sets, replayed on a real pack in the order uids, pointers, workspace.
 cudnnStatus_t replay(const RealSymbols& real, cudnnBackendDescriptor_t pack, const PackContents& c) {
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  std::int64_t uids[PackContents::kMaxTensors];
+  void* pointers[PackContents::kMaxTensors];
+  c.copy_uids(uids);
+  c.copy_pointers(pointers);
   if (c.uid_count > 0)
     status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64,
-                                           c.uid_count, c.uids);
+                                           c.uid_count, uids);
   if (status == CUDNN_STATUS_SUCCESS && c.pointer_count > 0)
     status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-                                           c.pointer_count, c.pointers);
+                                           c.pointer_count, pointers);
   if (status == CUDNN_STATUS_SUCCESS && c.has_workspace)
     status = real.cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1,
                                            &c.workspace);
