@@ -146,6 +146,9 @@ def main():
                  else steps.get("pytorch", "did not run")))
     rows += [(f"  FAILED: {c['check']}", c["detail"]) for c in failed_checks]
     rows.append(("cudnnSetStream benchmark", steps.get("bench", "?")))
+    for name in ("demo", "frontend bench", "frontend bench under the shim"):
+        if name in steps:
+            rows.append((name, steps[name]))
     rows.append(("in-process A/B (CPU time, both features)", ab_verdict(ab, steps.get("ab"))))
     if torchrun:
         rows.append(("torchrun, 2 ranks", "passed" if not torchrun.get("failures") else "; ".join(torchrun["failures"])))
