@@ -18,7 +18,7 @@ namespace cudnn_fastpath::shim {
 
 Caller g_callers[kMaxCallers];
 std::atomic<int> g_caller_count{0};
-__thread Caller* t_last_caller = nullptr;
+__thread Caller* t_last_caller __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 

@@ -34,8 +34,8 @@ extern std::atomic<int> g_caller_count __attribute__((visibility("hidden")));
 
 // The entry the calling thread found last: most calls come from the object the previous one came
 // from, and cuDNN's own libraries (which call the backend API too) would otherwise sit in front of
-// it in the scan. __thread, hidden: no TLS wrapper, a descriptor call once the shim is in static TLS.
-extern __thread Caller* t_last_caller __attribute__((visibility("hidden")));
+// it in the scan. __thread, initial-exec: one %fs-relative load (see stats.h's t_block).
+extern __thread Caller* t_last_caller __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 inline bool contains(const Caller& c, std::uintptr_t address) noexcept {
   return address >= c.begin.load(std::memory_order_relaxed) && address < c.end.load(std::memory_order_relaxed);

@@ -49,7 +49,9 @@ namespace shim = cudnn_fastpath::shim;
 #pragma GCC visibility push(default)
 extern "C" {
 
-cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
+// Aligned to a cache line: the fast path is then two lines whatever the code before it, and its
+// cost does not move by a third of a nanosecond from one build to the next.
+__attribute__((aligned(64))) cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
   return shim::set_stream(handle, streamId, CUDNN_FASTPATH_CALLER);
 }
 

@@ -31,6 +31,7 @@ __attribute__((constructor)) void remember_load_pid() { g_load_pid = getpid(); }
 struct Figures {
   std::uint64_t counters[kCounters];
   std::uint64_t calls;
+  std::uint64_t skipped;  // would-be skips less the ones forwarded as samples
   std::uint64_t handles;
   double forwarded_same_stream_ns;  // mean of the timed samples; 0 when none was taken
   double saved_ns;
@@ -48,10 +49,12 @@ double mean(std::uint64_t total, std::uint64_t samples) {
 Figures gather() {
   Figures f{};
   sum_counters(f.counters);
-  f.calls = f[Counter::kSkipped] + f[Counter::kForwarded];
+  const std::uint64_t would_skip = f[Counter::kWouldSkip], sampled = f[Counter::kSampled];
+  f.skipped = would_skip > sampled ? would_skip - sampled : 0;
+  f.calls = f.skipped + f[Counter::kForwarded];
   f.handles = handle_table().claims();
   f.forwarded_same_stream_ns = mean(f[Counter::kSampleNanoseconds], f[Counter::kSamplesTimed]);
-  f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f[Counter::kSkipped]);
+  f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f.skipped);
   f.pack_build_ns = mean(f[Counter::kPackBuildNanoseconds], f[Counter::kPackSamplesTimed]);
   f.pack_proxy_ns = mean(f[Counter::kPackProxyTicks], f[Counter::kPackProxySamples]) / ticks_per_ns();
   // What a hit saves is the real pack's calls, less what the proxy's own calls cost.
@@ -207,7 +210,7 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"variant_packs\": %s,\n"
       "  \"disabled\": %s\n"
       "}\n",
-      static_cast<long>(getpid()), u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]),
+      static_cast<long>(getpid()), u(f.calls), u(f.skipped), u(f[Counter::kForwarded]),
       u(f[Counter::kSampled]), u(f[Counter::kSamplesTimed]), u(f[Counter::kVerifyMismatches]), u(f.handles),
       u(handle_table().live()), u(f[Counter::kTableFull]), u(f[Counter::kStreamsForgotten]),
       how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn), how_found(Library::kCudart),
@@ -225,7 +228,7 @@ void write_stderr(const Figures& f) {
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   log_line("%llu cudnnSetStream calls: %llu skipped, %llu forwarded (%llu sampled), "
            "%llu verify mismatches, %llu handles, %llu table-full",
-           u(f.calls), u(f[Counter::kSkipped]), u(f[Counter::kForwarded]), u(f[Counter::kSampled]),
+           u(f.calls), u(f.skipped), u(f[Counter::kForwarded]), u(f[Counter::kSampled]),
            u(f[Counter::kVerifyMismatches]), u(f.handles), u(f[Counter::kTableFull]));
   const Binding* cudnn = first_binding(Library::kCudnn);
   const char* found_by = how_found(Library::kCudnn);

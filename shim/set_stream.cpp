@@ -89,8 +89,16 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
     }
   }
   if (m & mode::kCounting) {
-    CounterBlock* block = own_block();
-    const std::uint64_t phase = block ? ++block->would_skip % kSamplePeriod : 0;
+    // The phase counts this thread's would-be skips; the report takes the samples off them.
+    std::uint64_t phase = 0;
+    if (CounterBlock* block = own_block()) {
+      std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
+      const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
+      would_skip.store(n, std::memory_order_relaxed);
+      phase = n % kSamplePeriod;
+    } else {
+      count(Counter::kWouldSkip);
+    }
     if (phase == kSampleWarmUp || phase == kSampleTimed) {
       const std::uint64_t start = now_ns();
       const cudnnStatus_t status = forward(caller, handle, stream, &slot, m);
@@ -102,7 +110,6 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
       }
       return status;
     }
-    count(Counter::kSkipped);
   }
   return CUDNN_STATUS_SUCCESS;
 }
@@ -118,13 +125,14 @@ cudnnStatus_t set_stream_checked_skip(cudnnHandle_t handle, cudaStream_t stream,
   constexpr std::uint32_t kRelevant = kCountingOnly | mode::kVerify | mode::kFollower | mode::kDisabled;
   if ((m & kRelevant) == kCountingOnly) {
     if (CounterBlock* block = t_block) {
-      const std::uint64_t phase = ++block->would_skip % kSamplePeriod;
+      std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
+      const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
+      const std::uint64_t phase = n % kSamplePeriod;
       if (phase != kSampleWarmUp && phase != kSampleTimed) {
-        std::atomic<std::uint64_t>& skipped = block->values[static_cast<int>(Counter::kSkipped)];
-        skipped.store(skipped.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        would_skip.store(n, std::memory_order_relaxed);
         return CUDNN_STATUS_SUCCESS;
       }
-      --block->would_skip;  // skip_with_checks() counts this one again
+      // A sample is due: skip_with_checks() counts this call and forwards it.
     }
   }
   if (!(m & mode::kReady)) return set_stream_slow(handle, stream, caller);

@@ -14,7 +14,7 @@ namespace cudnn_fastpath::shim {
 // The ones counted on every op come first: with the sampling phases below, they share the
 // block's first cache line.
 enum class Counter : int {
-  kSkipped,            // cudnnSetStream answered from the table
+  kWouldSkip,          // cudnnSetStream the table could answer: skipped, or forwarded as a sample
   kForwarded,          // cudnnSetStream that reached cuDNN (sampled ones included)
   kPacksProxied,       // variant packs created as proxies
   kPackHits,           // proxies finalized from the cache
@@ -37,8 +37,7 @@ enum class Counter : int {
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 
 struct alignas(64) CounterBlock {
-  std::uint64_t would_skip;  // the owner's sampling phases (set_stream.cpp, variant_packs.cpp)
-  std::uint64_t would_hit;
+  std::uint64_t would_hit;  // the owner's sampling phases (variant_packs.cpp; set_stream.cpp uses kWouldSkip)
   std::uint64_t proxies;
   std::atomic<bool> owned;
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
@@ -48,10 +47,11 @@ struct alignas(64) CounterBlock {
 
 // The calling thread's block; null until it first counts, and again once it has exited.
 // __thread, not thread_local: it has no dynamic initialiser, and C++ would otherwise call a TLS
-// wrapper function on every access from another file. Initial-exec is not used (the shim may be
-// dlopened): -mtls-dialect=gnu2 makes the access a descriptor call that costs a load once the
-// variable lives in static TLS, as a preloaded library's does.
-extern __thread CounterBlock* t_block __attribute__((visibility("hidden")));
+// wrapper function on every access from another file. Initial-exec: one %fs-relative load, no
+// call. The shim's thread-local data is 16 bytes in all (this and callers.h's t_last_caller), well
+// inside the static TLS glibc keeps for libraries that are dlopened (rtld.optional_static_tls,
+// 512 bytes by default); a preloaded shim is in static TLS anyway.
+extern __thread CounterBlock* t_block __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 void count_slow(Counter counter, std::uint64_t amount) noexcept;
 
