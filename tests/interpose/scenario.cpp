@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tests/support/must_load.h"
 #include "tests/interpose/loader_lock.h"
 #include "tests/interpose/scenario_api.h"
 
@@ -39,6 +40,11 @@ extern "C" __attribute__((visibility("default"))) LoaderLockFlags scenario_loade
 LoaderLockFlags scenario_loader_lock_flags;
 #endif
 
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "scenario: %s\n", what);
+  std::exit(3);
+}
+
 namespace {
 
 ScenarioApi g_api;
@@ -46,23 +52,6 @@ std::uint64_t g_calls = 0;  // set_stream calls made by the main thread
 const char* g_self = nullptr;
 const char* g_mode = "linked";
 
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "scenario: %s\n", what);
-  std::exit(3);
-}
-
-void* must_dlopen(const char* path, int flags) {
-  void* handle = dlopen(path, flags);
-  if (handle == nullptr) die(dlerror());
-  return handle;
-}
-
-template <typename T>
-void must_dlsym(T& out, void* where, const char* name) {
-  void* symbol = dlsym(where, name);
-  if (symbol == nullptr) die(name);
-  out = reinterpret_cast<T>(symbol);
-}
 
 // The stub's own function, reached through the library's handle as XLA does: the shim is not on
 // that path. Used to change a handle behind the shim's back.

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/must_load.h"
 #include "tests/packs/pack_api.h"
 
 // The shim's public run-time switch. The scenario does not link the shim: it finds the functions
@@ -40,6 +41,11 @@ static_assert(sizeof(decltype(cudnn_fastpath_set_features(0u))) == sizeof(unsign
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
 
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "pack scenario: %s\n", what);
+  std::exit(3);
+}
+
 namespace {
 
 constexpr cudnnBackendDescriptorType_t kPack = CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
@@ -51,23 +57,6 @@ PackApi g_api;
 cudnnHandle_t g_handle = nullptr;
 MatmulPlan g_matmul;
 
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "pack scenario: %s\n", what);
-  std::exit(3);
-}
-
-void* must_dlopen(const char* path, int flags) {
-  void* handle = dlopen(path, flags);
-  if (handle == nullptr) die(dlerror());
-  return handle;
-}
-
-template <typename T>
-void must_dlsym(T& out, void* where, const char* name) {
-  void* symbol = dlsym(where, name);
-  if (symbol == nullptr) die(name);
-  out = reinterpret_cast<T>(symbol);
-}
 
 #ifdef PACK_SCENARIO_LINKED
 void load_api(const char*) {
