@@ -43,15 +43,7 @@ void stub_function(T& out, const char* name) {
 }
 
 // The calls as the program makes them: through the shim wherever it interposes.
-PackApi through_shim() {
-  return {cudnnCreate, cudnnDestroy, cudnnSetStream, cudnnBackendCreateDescriptor,
-          cudnnBackendDestroyDescriptor, cudnnBackendSetAttribute, cudnnBackendGetAttribute,
-          cudnnBackendFinalize, cudnnBackendInitialize, cudnnBackendExecute,
-          cudnnBackendPopulateCudaGraph, cudnnBackendUpdateCudaGraph,
-          stubbackend_created, stubbackend_live, stubbackend_counters, stubcudnn_counters,
-          stubbackend_last_execution, stubbackend_last_call, stubbackend_create_pack_internally,
-          stubbackend_set_engine_workspace};
-}
+PackApi through_shim() { return linked_pack_api(); }
 
 // The stub's own functions, around the shim.
 PackApi stub_direct() {

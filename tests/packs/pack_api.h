@@ -40,6 +40,18 @@ struct PackApi {
   void (*set_engine_workspace)(std::int64_t, std::int64_t);
 };
 
+// The calls through the program's own symbol lookup: the shim's where it interposes, the stub's
+// otherwise (for programs that link the stub; the framework library has wrappers of its own).
+inline PackApi linked_pack_api() {
+  return {cudnnCreate, cudnnDestroy, cudnnSetStream, cudnnBackendCreateDescriptor,
+          cudnnBackendDestroyDescriptor, cudnnBackendSetAttribute, cudnnBackendGetAttribute,
+          cudnnBackendFinalize, cudnnBackendInitialize, cudnnBackendExecute,
+          cudnnBackendPopulateCudaGraph, cudnnBackendUpdateCudaGraph,
+          stubbackend_created, stubbackend_live, stubbackend_counters, stubcudnn_counters,
+          stubbackend_last_execution, stubbackend_last_call, stubbackend_create_pack_internally,
+          stubbackend_set_engine_workspace};
+}
+
 // Exported by libpack_framework.so: the calls as a framework library that links libcudnn makes
 // them (through its own PLT), the way libtorch_cuda does.
 extern "C" const PackApi* pack_framework_api();

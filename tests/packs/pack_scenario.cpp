@@ -59,15 +59,7 @@ MatmulPlan g_matmul;
 
 
 #ifdef PACK_SCENARIO_LINKED
-void load_api(const char*) {
-  g_api = {cudnnCreate, cudnnDestroy, cudnnSetStream, cudnnBackendCreateDescriptor,
-           cudnnBackendDestroyDescriptor, cudnnBackendSetAttribute, cudnnBackendGetAttribute,
-           cudnnBackendFinalize, cudnnBackendInitialize, cudnnBackendExecute,
-           cudnnBackendPopulateCudaGraph, cudnnBackendUpdateCudaGraph,
-           stubbackend_created, stubbackend_live, stubbackend_counters, stubcudnn_counters,
-           stubbackend_last_execution, stubbackend_last_call, stubbackend_create_pack_internally,
-           stubbackend_set_engine_workspace};
-}
+void load_api(const char*) { g_api = linked_pack_api(); }
 #else
 void load_api(const char* mode) {
   if (std::strcmp(mode, "global") == 0) {
