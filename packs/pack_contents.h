@@ -57,10 +57,13 @@ struct PackContents {
     workspace = nullptr;
   }
 
-  // A 64-bit digest of everything above, and `library` (packs of two cuDNN copies never mix). It
-  // only chooses a cache set and filters candidates (the contents are compared in full), so it is
-  // built for speed: each element is rotated by its position and multiplied independently of the
-  // others (the additions pipeline), and one final mix spreads the sum.
+  // A 64-bit digest of the tensors and `library` (packs of two cuDNN copies never mix), not of the
+  // workspace: the digest is complete as soon as both arrays are set, so that the cache can fetch
+  // the set it names before the finalize (PyTorch sets the workspace last), and a program's
+  // workspace rarely changes while its tensors do. It only chooses a cache set and filters
+  // candidates (the contents, workspace included, are compared in full), so it is built for speed:
+  // each element is rotated by its position and multiplied independently of the others (the
+  // additions pipeline), and one final mix spreads the sum.
   std::uint64_t hash(std::uintptr_t library) const noexcept {
     std::uint64_t sum = library * 0x9e3779b97f4a7c15ull;
     sum += ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(uid_count)) << 32) |
@@ -69,7 +72,6 @@ struct PackContents {
       sum += rotate(static_cast<std::uint64_t>(tensors[i].uid), i) * 0x165667b19e3779f9ull;
     for (std::int32_t i = 0; i < pointer_count; ++i)
       sum += rotate(reinterpret_cast<std::uintptr_t>(tensors[i].pointer), i + 32) * 0x27d4eb2f165667c5ull;
-    if (has_workspace) sum += (reinterpret_cast<std::uintptr_t>(workspace) ^ 0x5bd1e995u) * 0x94d049bb133111ebull;
     return finish(sum);
   }
 

@@ -1,10 +1,11 @@
 // ProxyPool: the proxy variant packs the shim hands out instead of real ones, in a fixed array.
 //
 // A proxy's address is what the program holds as its cudnnBackendDescriptor_t. Whether a
-// descriptor is a proxy is decided from its address alone (inside the array, on an element
-// boundary, allocated): the registry is the array and its bitmap, and no memory the shim did not
-// hand out is ever read. Allocation and release are one CAS on a bitmap word each; each thread
-// starts its search at a word of its own, so threads rarely touch the same word.
+// descriptor is one of the pool's elements is decided from its address alone (inside the array, on
+// an element boundary): no memory the shim did not hand out is ever read. Whether that element is
+// a live proxy is the element's own business (its first line is read next anyway; the bitmap's
+// line need not be). Allocation and release are one CAS on a bitmap word each; each thread starts
+// its search at a word of its own, so threads rarely touch the same word.
 #pragma once
 
 #include <atomic>
@@ -40,15 +41,13 @@ class ProxyPool {
     used_[index / 64].fetch_and(~(std::uint64_t{1} << (index % 64)), std::memory_order_release);
   }
 
-  // The proxy that `descriptor` names, or nullptr if it is not an allocated proxy of this pool.
-  Proxy* find(const void* descriptor) noexcept {
+  // The element that `descriptor` names, allocated or not, or nullptr if it names none.
+  Proxy* at(const void* descriptor) noexcept {
     const auto address = reinterpret_cast<std::uintptr_t>(descriptor);
     const auto begin = reinterpret_cast<std::uintptr_t>(proxies_);
     if (address < begin || address >= begin + sizeof proxies_ || (address - begin) % sizeof(Proxy) != 0)
       return nullptr;
-    const std::size_t index = (address - begin) / sizeof(Proxy);
-    // Acquire: pairs with allocate() of the thread that handed the proxy out.
-    return (used_[index / 64].load(std::memory_order_acquire) >> (index % 64)) & 1 ? &proxies_[index] : nullptr;
+    return &proxies_[(address - begin) / sizeof(Proxy)];
   }
 
   // Whether `descriptor` lies in the pool at all, allocated or not (a destroyed proxy, say).

@@ -8,6 +8,7 @@
 #include <cudnn.h>
 
 #include "cudnn_fastpath/shim_control.h"
+#include "shim/code_layout.h"
 #include "shim/dispatch.h"
 #include "shim/process.h"
 #include "shim/set_stream.h"
@@ -51,7 +52,7 @@ extern "C" {
 
 // Aligned to a cache line: the fast path is then two lines whatever the code before it, and its
 // cost does not move by a third of a nanosecond from one build to the next.
-__attribute__((aligned(64))) cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
+__attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
   return shim::set_stream(handle, streamId, CUDNN_FASTPATH_CALLER);
 }
 
@@ -75,12 +76,12 @@ CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
   return shim::cu_stream_destroy(CUDNN_FASTPATH_CALLER, stream);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
+CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
                                                        cudnnBackendDescriptor_t* descriptor) {
   return shim::backend_create_descriptor(CUDNN_FASTPATH_CALLER, type, descriptor);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
+CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
   return shim::backend_destroy_descriptor(CUDNN_FASTPATH_CALLER, descriptor);
 }
 
@@ -88,11 +89,11 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendInitialize(cudnnBackendDescriptor_t descri
   return shim::backend_initialize(CUDNN_FASTPATH_CALLER, descriptor);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
   return shim::backend_finalize(CUDNN_FASTPATH_CALLER, descriptor);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
+CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
                                                    cudnnBackendAttributeName_t name,
                                                    cudnnBackendAttributeType_t type, int64_t count,
                                                    const void* elements) {
@@ -107,7 +108,7 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t cons
                                      elements);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                               cudnnBackendDescriptor_t pack) {
   return shim::backend_execute(CUDNN_FASTPATH_CALLER, handle, plan, pack);
 }

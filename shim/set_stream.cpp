@@ -91,7 +91,7 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
   if (m & mode::kCounting) {
     // The phase counts this thread's would-be skips; the report takes the samples off them.
     std::uint64_t phase = 0;
-    if (CounterBlock* block = own_block()) {
+    if (ThreadBlock* block = own_block()) {
       std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
       const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
       would_skip.store(n, std::memory_order_relaxed);
@@ -124,7 +124,7 @@ cudnnStatus_t set_stream_checked_skip(cudnnHandle_t handle, cudaStream_t stream,
   constexpr std::uint32_t kCountingOnly = mode::kReady | mode::kCounting | mode::kSkipping;
   constexpr std::uint32_t kRelevant = kCountingOnly | mode::kVerify | mode::kFollower | mode::kDisabled;
   if ((m & kRelevant) == kCountingOnly) {
-    if (CounterBlock* block = t_block) {
+    if (ThreadBlock* block = t_block) {
       std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
       const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
       const std::uint64_t phase = n % kSamplePeriod;

@@ -4,14 +4,14 @@
 
 namespace cudnn_fastpath::shim {
 
-__thread CounterBlock* t_block __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread ThreadBlock* t_block __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
-// 1024 blocks of 192 bytes: zero pages until threads count. A process with more counting threads
+// 1024 blocks of 192 bytes: zero pages until threads use them. A process with more counting threads
 // alive at once counts the others in the shared totals (correct, only slower).
 constexpr int kBlocks = 1024;
-CounterBlock g_blocks[kBlocks];
+ThreadBlock g_blocks[kBlocks];
 std::atomic<std::uint64_t> g_shared[kCounters];  // fetch_add, relaxed: totals order nothing
 
 thread_local bool t_exited = false;
@@ -23,7 +23,7 @@ std::atomic<int> g_key_state{0};  // 0 none, 1 being created, 2 ready
 // becomes free; release pairs with the acquire of the next owner's claim, which therefore adds to
 // the final values. Anything this thread counts afterwards goes to the shared totals.
 void give_back(void* block_pointer) {
-  auto* block = static_cast<CounterBlock*>(block_pointer);
+  auto* block = static_cast<ThreadBlock*>(block_pointer);
   t_block = nullptr;
   t_exited = true;
   block->owned.store(false, std::memory_order_release);
@@ -46,10 +46,10 @@ bool exit_key_ready() {
 
 }  // namespace
 
-CounterBlock* own_block() noexcept {
+ThreadBlock* claim_block() noexcept {
   if (t_block != nullptr) return t_block;
   if (t_exited || !exit_key_ready()) return nullptr;
-  for (CounterBlock& block : g_blocks) {
+  for (ThreadBlock& block : g_blocks) {
     bool expected = false;
     if (block.owned.load(std::memory_order_relaxed) ||
         !block.owned.compare_exchange_strong(expected, true, std::memory_order_acquire,
@@ -66,7 +66,7 @@ CounterBlock* own_block() noexcept {
 }
 
 void count_slow(Counter counter, std::uint64_t amount) noexcept {
-  if (CounterBlock* block = own_block()) {
+  if (ThreadBlock* block = own_block()) {
     std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
     value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
     return;
@@ -76,14 +76,14 @@ void count_slow(Counter counter, std::uint64_t amount) noexcept {
 
 void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept {
   for (int i = 0; i < kCounters; ++i) totals[i] = g_shared[i].load(std::memory_order_relaxed);
-  for (const CounterBlock& block : g_blocks)
+  for (const ThreadBlock& block : g_blocks)
     for (int i = 0; i < kCounters; ++i) totals[i] += block.values[i].load(std::memory_order_relaxed);
 }
 
 void reset_counters_in_child() noexcept {
   // Only the forking thread exists: it keeps its block (zeroed); the others lose their owners.
   // Blocks never used are left alone: writing zeros would fault in pages that were never touched.
-  for (CounterBlock& block : g_blocks) {
+  for (ThreadBlock& block : g_blocks) {
     if (!block.owned.load(std::memory_order_relaxed) && block.would_hit == 0 &&
         block.proxies == 0) {
       bool used = false;

@@ -36,9 +36,14 @@ enum class Counter : int {
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 
-struct alignas(64) CounterBlock {
+// A thread's own block: its counters, its sampling phases, and the proxy variant pack it keeps
+// for its next one (variant_packs.cpp). Everything a counted op touches is in the first line.
+// Whoever owns the block (owned: claimed with acquire, given back with release) alone reads and
+// writes the plain members; a block given back at thread exit keeps them for its next owner.
+struct alignas(64) ThreadBlock {
   std::uint64_t would_hit;  // the owner's sampling phases (variant_packs.cpp; set_stream.cpp uses kWouldSkip)
   std::uint64_t proxies;
+  void* spare_proxy;        // a destroyed proxy kept for this thread's next variant pack, or null
   std::atomic<bool> owned;
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
   // report from another thread: atomics, relaxed, since totals order nothing.
@@ -51,21 +56,26 @@ struct alignas(64) CounterBlock {
 // call. The shim's thread-local data is 16 bytes in all (this and callers.h's t_last_caller), well
 // inside the static TLS glibc keeps for libraries that are dlopened (rtld.optional_static_tls,
 // 512 bytes by default); a preloaded shim is in static TLS anyway.
-extern __thread CounterBlock* t_block __attribute__((visibility("hidden"), tls_model("initial-exec")));
+extern __thread ThreadBlock* t_block __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 void count_slow(Counter counter, std::uint64_t amount) noexcept;
 
 // Adds to the calling thread's own counter. Call only when statistics are wanted.
 inline void count(Counter counter, std::uint64_t amount = 1) noexcept {
-  CounterBlock* block = t_block;
+  ThreadBlock* block = t_block;
   if (__builtin_expect(block == nullptr, 0)) return count_slow(counter, amount);
   std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
   value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
 }
 
+ThreadBlock* claim_block() noexcept;
+
 // The calling thread's block, claiming one if needed; nullptr once it has exited or when every
 // block is owned (then count() still works, through the shared totals).
-CounterBlock* own_block() noexcept;
+inline ThreadBlock* own_block() noexcept {
+  ThreadBlock* block = t_block;
+  return __builtin_expect(block != nullptr, 1) ? block : claim_block();
+}
 
 // Sums every block and the shared totals.
 void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept;

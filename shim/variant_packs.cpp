@@ -14,6 +14,13 @@
 //
 // A proxy is used by one thread at a time, like any cuDNN descriptor (a program that executes one
 // pack from several threads only reads it); the cache itself is shared and lock-free.
+//
+// The steady state is what counts here: inside a framework, the program's own work between two
+// ops pushes the shim's code and data out of the caches, so a proxied op costs roughly one memory
+// access per cache line it touches. A thread keeps the proxy it destroyed for its next pack (no
+// shared bitmap, no locked instruction), a proxy's header and a cache entry's are one line each,
+// the set a finalize will search is fetched when the last array is set, and whatever a steady
+// op does not run is kept out of line, in the cold text section.
 #include "shim/variant_packs.h"
 
 #include <cstdint>
@@ -22,6 +29,7 @@
 #include "packs/pack_contents.h"
 #include "packs/proxy_pool.h"
 #include "shim/clock.h"
+#include "shim/code_layout.h"
 #include "shim/process.h"
 #include "shim/callers.h"
 #include "shim/stats.h"
@@ -32,26 +40,66 @@ namespace {
 using packs::PackContents;
 using Cache = packs::PackCache<16, 16>;  // 256 packs; a lookup compares at most 16 hashes
 
-struct Proxy {
+// Aligned: the header and the recorded counts fill the first line, and up to four tensors the second.
+struct alignas(64) Proxy {
   enum class State : std::uint8_t {
+    kFree,          // not handed out (never used, destroyed, or kept as a thread's spare)
     kRecording,     // created, sets recorded; not finalized
     kFinalized,     // `pack` is a finalized real pack (leased from the cache, or private)
     kMaterialized,  // `pack` is this proxy's own real pack; every call is forwarded to it
   };
-  State state;
+  // Relaxed: a proxy's uses are ordered by the program (one thread at a time, as for any
+  // descriptor) and its reuse by the pool's or the thread block's acquire and release. Atomic so
+  // that a program that uses a destroyed descriptor on another thread reads a defined value.
+  std::atomic<State> state_word;
   bool private_pack;  // `pack` is this proxy's alone (destroyed with it)
   bool timed;         // statistics: this proxy's own calls are timed, create to destroy
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
-  std::uint64_t own_ticks;         // timed: the proxy's calls so far
   PackContents recorded;
+  std::uint64_t own_ticks;         // timed: the proxy's calls so far
+
+  State state() const noexcept { return state_word.load(std::memory_order_relaxed); }
+  void set_state(State s) noexcept { state_word.store(s, std::memory_order_relaxed); }
 };
 
-// 1024 proxies (about 600 KiB of zero pages until used): PyTorch holds one per thread at a time.
+// 1024 proxies (about 640 KiB of zero pages until used): PyTorch holds one per thread at a time.
 // When all are in use, new packs are real ones.
 packs::ProxyPool<Proxy, 1024> g_proxies;
 Cache g_cache;
+
+// The live proxy `descriptor` names, or nullptr (a foreign descriptor, or a destroyed proxy: tell
+// them apart with g_proxies.owns()).
+Proxy* live_proxy(const void* descriptor) noexcept {
+  Proxy* p = g_proxies.at(descriptor);
+  return p != nullptr && p->state() != Proxy::State::kFree ? p : nullptr;
+}
+
+std::size_t pool_hint() {
+  // The thread's own TLS address: distinct per thread, so threads start at different words.
+  return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(&t_block) >> 7);
+}
+
+// A free proxy: the thread's spare if it has one, else one from the pool; nullptr if none is left.
+Proxy* take_proxy(ThreadBlock* block) noexcept {
+  if (block != nullptr && block->spare_proxy != nullptr) {
+    auto* p = static_cast<Proxy*>(block->spare_proxy);
+    block->spare_proxy = nullptr;
+    return p;
+  }
+  return g_proxies.allocate(pool_hint());
+}
+
+// A destroyed proxy: kept as the thread's spare if it has none, else back to the pool.
+void give_back_proxy(Proxy* p) noexcept {
+  p->set_state(Proxy::State::kFree);
+  if (ThreadBlock* block = t_block; block != nullptr && block->spare_proxy == nullptr) {
+    block->spare_proxy = p;
+    return;
+  }
+  g_proxies.release(p);
+}
 
 // Statistics. Two would-be hits in every kSamplePeriod per thread also build and destroy a real
 // pack, the second one timed: what a hit saves is what such a build costs in a warm program.
@@ -80,11 +128,6 @@ class ProxyTimer {
   std::uint64_t start_;
 };
 
-std::size_t pool_hint() {
-  // The thread's own TLS address: distinct per thread, so threads start at different words.
-  return static_cast<std::size_t>(reinterpret_cast<std::uintptr_t>(&t_block) >> 7);
-}
-
 std::uintptr_t library_id(const Binding* library) { return reinterpret_cast<std::uintptr_t>(library); }
 
 // Whether a set is one the proxy records: the attributes it understands, with the types and
@@ -111,7 +154,7 @@ bool record(PackContents& contents, cudnnBackendAttributeName_t name, cudnnBacke
 }
 
 // The recorded sets, replayed on a real pack in the order uids, pointers, workspace.
-cudnnStatus_t replay(const RealSymbols& real, cudnnBackendDescriptor_t pack, const PackContents& c) {
+CUDNN_FASTPATH_COLD cudnnStatus_t replay(const RealSymbols& real, cudnnBackendDescriptor_t pack, const PackContents& c) {
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   std::int64_t uids[PackContents::kMaxTensors];
   void* pointers[PackContents::kMaxTensors];
@@ -131,7 +174,7 @@ cudnnStatus_t replay(const RealSymbols& real, cudnnBackendDescriptor_t pack, con
 
 // A real pack with these contents, finalized if asked. `made` is whatever pack was created (so
 // that a failure leaves cuDNN's own half-built pack behind for the proxy), or null.
-cudnnStatus_t build(const RealSymbols& real, const PackContents& c, bool finalize, cudnnBackendDescriptor_t& made) {
+CUDNN_FASTPATH_COLD cudnnStatus_t build(const RealSymbols& real, const PackContents& c, bool finalize, cudnnBackendDescriptor_t& made) {
   made = nullptr;
   cudnnStatus_t status = real.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &made);
   if (status != CUDNN_STATUS_SUCCESS) {
@@ -144,7 +187,7 @@ cudnnStatus_t build(const RealSymbols& real, const PackContents& c, bool finaliz
 }
 
 // Gives back whatever real pack a finalized proxy holds.
-void drop_pack(Proxy& p) {
+CUDNN_FASTPATH_COLD void drop_pack(Proxy& p) {
   if (p.lease) g_cache.release(p.lease);
   else if (p.private_pack && p.pack) p.library->real.cudnnBackendDestroyDescriptor(p.pack);
   p.lease = {};
@@ -153,25 +196,22 @@ void drop_pack(Proxy& p) {
 }
 
 // The proxy becomes a private real pack with its recorded contents (finalized if it was).
-cudnnStatus_t materialize(Proxy& p, std::uint32_t m) {
-  if (p.state == Proxy::State::kMaterialized) return CUDNN_STATUS_SUCCESS;
-  const bool finalized = p.state == Proxy::State::kFinalized;
+CUDNN_FASTPATH_COLD cudnnStatus_t materialize(Proxy& p, std::uint32_t m) {
+  if (p.state() == Proxy::State::kMaterialized) return CUDNN_STATUS_SUCCESS;
+  const bool finalized = p.state() == Proxy::State::kFinalized;
   cudnnBackendDescriptor_t made = nullptr;
   const cudnnStatus_t status = build(p.library->real, p.recorded, finalized, made);
   if (made == nullptr) return status;  // cuDNN could not even create one: its answer
   drop_pack(p);
   p.pack = made;
   p.private_pack = true;
-  p.state = Proxy::State::kMaterialized;
+  p.set_state(Proxy::State::kMaterialized);
   if (counting(m)) count(Counter::kPacksMaterialized);
   return CUDNN_STATUS_SUCCESS;
 }
 
 // Statistics: at two hits in every period, what a real pack would have cost.
-void sample_real_build(const Proxy& p) {
-  CounterBlock* block = own_block();
-  const std::uint64_t phase = block ? ++block->would_hit % kSamplePeriod : 0;
-  if (phase != kSampleWarmUp && phase != kSampleTimed) return;
+CUDNN_FASTPATH_COLD void time_real_build(const Proxy& p, std::uint64_t phase) {
   const RealSymbols& real = p.library->real;
   const std::uint64_t start = now_ns();
   cudnnBackendDescriptor_t made = nullptr;
@@ -184,19 +224,15 @@ void sample_real_build(const Proxy& p) {
     count(Counter::kPackBuildNanoseconds, net_ns(elapsed));
   }
 }
+void sample_real_build(const Proxy& p) {
+  ThreadBlock* block = own_block();
+  const std::uint64_t phase = block ? ++block->would_hit % kSamplePeriod : 0;
+  if (phase == kSampleWarmUp || phase == kSampleTimed) time_real_build(p, phase);
+}
 
-cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
+// A finalize whose contents the cache does not hold: a real pack is built, and cached.
+CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   const std::uintptr_t library = library_id(p.library);
-  if (Cache::Lease lease = g_cache.acquire(p.recorded, library)) {
-    p.lease = lease;
-    p.pack = lease.pack;
-    p.state = Proxy::State::kFinalized;
-    if (counting(m)) {
-      count(Counter::kPackHits);
-      sample_real_build(p);
-    }
-    return CUDNN_STATUS_SUCCESS;
-  }
   const RealSymbols& real = p.library->real;
   cudnnBackendDescriptor_t made = nullptr;
   const cudnnStatus_t status = build(real, p.recorded, true, made);
@@ -205,7 +241,7 @@ cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
     if (made) {
       p.pack = made;
       p.private_pack = true;
-      p.state = Proxy::State::kMaterialized;
+      p.set_state(Proxy::State::kMaterialized);
       if (counting(m)) count(Counter::kPacksMaterialized);
     }
     return status;
@@ -215,7 +251,7 @@ cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
   p.lease = g_cache.insert(p.recorded, library, made, evicted);
   p.pack = made;
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
-  p.state = Proxy::State::kFinalized;
+  p.set_state(Proxy::State::kFinalized);
   if (evicted.pack) {
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::kPackEvictions);
@@ -223,10 +259,24 @@ cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
   return CUDNN_STATUS_SUCCESS;
 }
 
+cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
+  if (Cache::Lease lease = g_cache.acquire(p.recorded, library_id(p.library))) {
+    p.lease = lease;
+    p.pack = lease.pack;
+    p.set_state(Proxy::State::kFinalized);
+    if (counting(m)) {
+      count(Counter::kPackHits);
+      sample_real_build(p);
+    }
+    return CUDNN_STATUS_SUCCESS;
+  }
+  return finalize_miss(p, m);
+}
+
 // The real pack a call should get for `descriptor`: a proxy's (materialized first if it has none
 // yet, so that cuDNN answers for an unfinalized pack), or the descriptor itself.
 cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& pack) {
-  if (p.state == Proxy::State::kRecording) {
+  if (p.state() == Proxy::State::kRecording) {
     const cudnnStatus_t status = materialize(p, m);
     if (status != CUDNN_STATUS_SUCCESS) return status;
   }
@@ -236,7 +286,7 @@ cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& 
 
 }  // namespace
 
-cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescriptorType_t type,
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescriptorType_t type,
                                         cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_create_descriptor(caller, type, descriptor);
@@ -248,20 +298,19 @@ cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescript
       from_cudnn || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   const std::uint64_t start = counting(m) ? ticks() : 0;
-  Proxy* p = g_proxies.allocate(pool_hint());
+  ThreadBlock* block = own_block();
+  Proxy* p = take_proxy(block);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
   note_cudnn_call();
-  p->state = Proxy::State::kRecording;
   p->private_pack = false;
+  p->timed = false;
   p->library = &library;
   p->pack = nullptr;
   p->lease = {};
   p->recorded.clear();
-  p->timed = false;
-  p->own_ticks = 0;
+  p->set_state(Proxy::State::kRecording);
   if (counting(m)) {
     count(Counter::kPacksProxied);
-    CounterBlock* block = own_block();
     const std::uint64_t phase = block ? ++block->proxies % kSamplePeriod : 0;
     if (phase == kProxyTimedA || phase == kProxyTimedB) {
       p->timed = true;
@@ -272,10 +321,10 @@ cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescript
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_destroy_descriptor(caller, descriptor);
-  Proxy* p = g_proxies.find(descriptor);
+  Proxy* p = live_proxy(descriptor);
   if (p == nullptr) {
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;  // a proxy destroyed already
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
@@ -293,14 +342,14 @@ cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescrip
   p->lease = {};
   p->pack = nullptr;
   p->private_pack = false;
-  g_proxies.release(p);
+  give_back_proxy(p);
   return status;
 }
 
 cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_initialize(caller, descriptor);
-  if (Proxy* p = g_proxies.find(descriptor)) {
+  if (Proxy* p = live_proxy(descriptor)) {
     const cudnnStatus_t status = materialize(*p, m);
     if (status != CUDNN_STATUS_SUCCESS) return status;
     return p->library->real.cudnnBackendInitialize(p->pack);
@@ -311,10 +360,10 @@ cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t de
   return real.cudnnBackendInitialize(descriptor);
 }
 
-cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_finalize(caller, descriptor);
-  Proxy* p = g_proxies.find(descriptor);
+  Proxy* p = live_proxy(descriptor);
   if (p == nullptr) {
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
@@ -322,19 +371,19 @@ cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t desc
     return real.cudnnBackendFinalize(descriptor);
   }
   const ProxyTimer timer(p);
-  if (p->state == Proxy::State::kRecording && p->recorded.complete()) return finalize_proxy(*p, m);
+  if (p->state() == Proxy::State::kRecording && p->recorded.complete()) return finalize_proxy(*p, m);
   // Finalized twice, or not all set: cuDNN's own answer, from a real pack in the same state.
   const cudnnStatus_t status = materialize(*p, m);
   if (status != CUDNN_STATUS_SUCCESS) return status;
   return p->library->real.cudnnBackendFinalize(p->pack);
 }
 
-cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
                                     cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
                                     int64_t count, const void* elements) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_set_attribute(caller, descriptor, name, type, count, elements);
-  Proxy* p = g_proxies.find(descriptor);
+  Proxy* p = live_proxy(descriptor);
   if (p == nullptr) {
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
@@ -342,8 +391,11 @@ cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t
     return real.cudnnBackendSetAttribute(descriptor, name, type, count, elements);
   }
   const ProxyTimer timer(p);
-  if (p->state == Proxy::State::kRecording && record(p->recorded, name, type, count, elements))
+  if (p->state() == Proxy::State::kRecording && record(p->recorded, name, type, count, elements)) {
+    if (name != CUDNN_ATTR_VARIANT_PACK_WORKSPACE && p->recorded.complete())
+      g_cache.prefetch(p->recorded, library_id(p->library));  // the finalize comes next
     return CUDNN_STATUS_SUCCESS;
+  }
   const cudnnStatus_t status = materialize(*p, m);
   if (status != CUDNN_STATUS_SUCCESS) return status;
   return p->library->real.cudnnBackendSetAttribute(p->pack, name, type, count, elements);
@@ -355,7 +407,7 @@ cudnnStatus_t backend_get_attribute(const void* caller, cudnnBackendDescriptor_t
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower)
     return leader().backend_get_attribute(caller, descriptor, name, type, requested, count, elements);
-  Proxy* p = g_proxies.find(descriptor);
+  Proxy* p = live_proxy(descriptor);
   if (p == nullptr) {
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
@@ -374,7 +426,7 @@ namespace {
 // Execute and the CUDA-graph calls: the real pack in place of a proxy, the rest unchanged.
 template <typename Call>
 cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, std::uint32_t m, Call&& call) {
-  Proxy* p = g_proxies.find(pack);
+  Proxy* p = live_proxy(pack);
   if (p == nullptr) {
     if (g_proxies.owns(pack)) return CUDNN_STATUS_BAD_PARAM;
     return call(binding_for(Library::kCudnn, caller).real, pack);
@@ -388,7 +440,7 @@ cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, 
 
 }  // namespace
 
-cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                               cudnnBackendDescriptor_t pack) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_execute(caller, handle, plan, pack);

@@ -16,11 +16,13 @@
 #include <benchmark/benchmark.h>
 #include <cudnn.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "tests/packs/pack_api.h"
@@ -118,12 +120,39 @@ void pack_op(benchmark::State& state, bool shim) {
 // between ops, outside the timed part): closer to what the shim costs inside a framework, where
 // each op runs thousands of other instructions between two variant packs. A fixed count of
 // iterations: the manual time counts only the op, and the reading between ops takes milliseconds.
-void pack_op_cold(benchmark::State& state, bool shim) {
+// OtherCode: 2 MiB of straight-line code (no-ops, then a return), run between ops like the reads,
+// so that the instruction caches are cold too, as they are between two ops of a framework.
+using OtherCode = void (*)();
+OtherCode other_code() {
+#if defined(__x86_64__)
+  static const OtherCode code = [] {
+    constexpr std::size_t kBytes = std::size_t{2} << 20;
+    void* region = mmap(nullptr, kBytes + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (region == MAP_FAILED) return OtherCode{nullptr};
+    auto* bytes = static_cast<unsigned char*>(region);
+    std::memset(bytes, 0x90, kBytes);  // nop
+    bytes[kBytes] = 0xc3;              // ret
+    if (mprotect(region, kBytes + 1, PROT_READ | PROT_EXEC) != 0) return OtherCode{nullptr};
+    return reinterpret_cast<OtherCode>(region);
+  }();
+  return code;
+#else
+  return nullptr;
+#endif
+}
+
+void pack_op_cold(benchmark::State& state, bool shim, bool cold_code) {
   const PackApi& a = api(shim);
   static std::vector<std::uint64_t> other_work(1 << 20);
+  const OtherCode code = cold_code ? other_code() : nullptr;
+  if (cold_code && code == nullptr) {
+    state.SkipWithError("no executable memory for the other code");
+    return;
+  }
   std::uint64_t sink = 0;
   for (auto _ : state) {
     for (std::size_t i = 0; i < other_work.size(); i += 8) sink += other_work[i]++;
+    if (code) code();
     const auto start = std::chrono::steady_clock::now();
     cudnnBackendDescriptor_t pack = nullptr;
     const cudnnStatus_t s = make_pack(a, &pack);
@@ -136,10 +165,14 @@ void pack_op_cold(benchmark::State& state, bool shim) {
   }
   benchmark::DoNotOptimize(sink);
 }
-void BM_PackOpCold_Shim(benchmark::State& state) { pack_op_cold(state, true); }
-void BM_PackOpCold_Stub(benchmark::State& state) { pack_op_cold(state, false); }
+void BM_PackOpCold_Shim(benchmark::State& state) { pack_op_cold(state, true, false); }
+void BM_PackOpCold_Stub(benchmark::State& state) { pack_op_cold(state, false, false); }
 BENCHMARK(BM_PackOpCold_Shim)->UseManualTime()->Iterations(2000);
 BENCHMARK(BM_PackOpCold_Stub)->UseManualTime()->Iterations(2000);
+void BM_PackOpColdCode_Shim(benchmark::State& state) { pack_op_cold(state, true, true); }
+void BM_PackOpColdCode_Stub(benchmark::State& state) { pack_op_cold(state, false, true); }
+BENCHMARK(BM_PackOpColdCode_Shim)->UseManualTime()->Iterations(2000);
+BENCHMARK(BM_PackOpColdCode_Stub)->UseManualTime()->Iterations(2000);
 
 void BM_PackOp_Shim(benchmark::State& state) { pack_op(state, true); }
 void BM_PackOp_Stub(benchmark::State& state) { pack_op(state, false); }
