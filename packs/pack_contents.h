@@ -9,8 +9,9 @@ namespace cudnn_fastpath::packs {
 
 struct PackContents {
   // PyTorch's convolutions use 3 to 5 tensors and its cuDNN attention up to about 20; a pack with
-  // more is left to cuDNN unchanged.
-  static constexpr int kMaxTensors = 32;
+  // more is left to cuDNN unchanged. 28: the header below and 28 tensors are 464 bytes, so that a
+  // proxy (48 bytes of its own before these, shim/variant_packs.cpp) is 512, and so is a cache entry.
+  static constexpr int kMaxTensors = 28;
 
   // A tensor's unique id next to its pointer: a pack of a few tensors is one cache line, which
   // counts when the program's own work has pushed the shim's data out of the caches between ops.
@@ -19,8 +20,8 @@ struct PackContents {
     void* pointer;
   };
 
-  std::int32_t uid_count = 0;      // tensors whose uid is set; 0 until set
-  std::int32_t pointer_count = 0;  // tensors whose pointer is set (cuDNN wants the counts equal)
+  std::int16_t uid_count = 0;      // tensors whose uid is set; 0 until set
+  std::int16_t pointer_count = 0;  // tensors whose pointer is set (cuDNN wants the counts equal)
   bool has_workspace = false;
   void* workspace = nullptr;
   // Initialised, so that a static array of holders is constant-initialised (zero) and needs no
@@ -32,11 +33,11 @@ struct PackContents {
 
   void set_uids(const std::int64_t* values, std::int32_t count) noexcept {
     for (std::int32_t i = 0; i < count; ++i) tensors[i].uid = values[i];
-    uid_count = count;
+    uid_count = static_cast<std::int16_t>(count);
   }
   void set_pointers(void* const* values, std::int32_t count) noexcept {
     for (std::int32_t i = 0; i < count; ++i) tensors[i].pointer = values[i];
-    pointer_count = count;
+    pointer_count = static_cast<std::int16_t>(count);
   }
   // The two arrays as cuDNN takes them (for building a real pack).
   void copy_uids(std::int64_t* out) const noexcept {

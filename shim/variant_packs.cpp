@@ -40,7 +40,8 @@ namespace {
 using packs::PackContents;
 using Cache = packs::PackCache<16, 16>;  // 256 packs; a lookup compares at most 16 hashes
 
-// Aligned: the header and the recorded counts fill the first line, and up to four tensors the second.
+// 512 bytes, aligned: the header and the recorded counts fill the first line, up to four tensors
+// the second, and finding a proxy from its address takes a mask, not a division.
 struct alignas(64) Proxy {
   enum class State : std::uint8_t {
     kFree,          // not handed out (never used, destroyed, or kept as a thread's spare)
@@ -57,12 +58,13 @@ struct alignas(64) Proxy {
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
-  PackContents recorded;
   std::uint64_t own_ticks;         // timed: the proxy's calls so far
+  PackContents recorded;
 
   State state() const noexcept { return state_word.load(std::memory_order_relaxed); }
   void set_state(State s) noexcept { state_word.store(s, std::memory_order_relaxed); }
 };
+static_assert(sizeof(Proxy) == 512, "a proxy is a power of two: see above");
 
 // 1024 proxies (about 640 KiB of zero pages until used): PyTorch holds one per thread at a time.
 // When all are in use, new packs are real ones.
@@ -286,22 +288,12 @@ cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& 
 
 }  // namespace
 
-CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescriptorType_t type,
-                                        cudnnBackendDescriptor_t* descriptor) noexcept {
-  const std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().backend_create_descriptor(caller, type, descriptor);
-  bool from_cudnn = false;
-  const Binding& library = binding_for(Library::kCudnn, caller, from_cudnn);
-  const RealSymbols& real = library.real;
-  if (real.cudnnBackendCreateDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-  if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
-      from_cudnn || real.cudnnBackendFinalize == nullptr)
-    return real.cudnnBackendCreateDescriptor(type, descriptor);
-  const std::uint64_t start = counting(m) ? ticks() : 0;
-  ThreadBlock* block = own_block();
+namespace {
+
+// A proxy from the thread's spare or the pool, set up for recording; nullptr if none is left.
+Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
   Proxy* p = take_proxy(block);
-  if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
-  note_cudnn_call();
+  if (p == nullptr) return nullptr;
   p->private_pack = false;
   p->timed = false;
   p->library = &library;
@@ -309,19 +301,48 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   p->lease = {};
   p->recorded.clear();
   p->set_state(Proxy::State::kRecording);
-  if (counting(m)) {
-    count(Counter::kPacksProxied);
-    const std::uint64_t phase = block ? ++block->proxies % kSamplePeriod : 0;
-    if (phase == kProxyTimedA || phase == kProxyTimedB) {
-      p->timed = true;
-      p->own_ticks = net_ticks(ticks() - start);
-    }
+  return p;
+}
+
+// Statistics: a proxy whose own calls are timed, create to destroy (every call on it then takes
+// the general paths below, which time it).
+CUDNN_FASTPATH_COLD Proxy* make_timed_proxy(const Binding& library, ThreadBlock* block) noexcept {
+  const std::uint64_t start = ticks();
+  Proxy* p = make_proxy(library, block);
+  if (p == nullptr) return nullptr;
+  p->timed = true;
+  p->own_ticks = net_ticks(ticks() - start);
+  return p;
+}
+
+}  // namespace
+
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, cudnnBackendDescriptorType_t type,
+                                                           cudnnBackendDescriptor_t* descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  if (__builtin_expect(m & mode::kFollower, 0)) return leader().backend_create_descriptor(caller, type, descriptor);
+  bool from_cudnn = false;
+  const Binding& library = binding_for(Library::kCudnn, caller, from_cudnn);
+  const RealSymbols& real = library.real;
+  if (real.cudnnBackendCreateDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
+  if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
+      from_cudnn || real.cudnnBackendFinalize == nullptr)
+    return real.cudnnBackendCreateDescriptor(type, descriptor);
+  ThreadBlock* block = own_block();
+  bool timed = false;
+  if (counting(m) && block != nullptr) {
+    const std::uint64_t phase = ++block->proxies % kSamplePeriod;
+    timed = phase == kProxyTimedA || phase == kProxyTimedB;
   }
+  Proxy* p = __builtin_expect(timed, 0) ? make_timed_proxy(library, block) : make_proxy(library, block);
+  if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
+  note_cudnn_call();
+  if (counting(m)) count(Counter::kPacksProxied);
   *descriptor = p;
   return CUDNN_STATUS_SUCCESS;
 }
 
-CUDNN_FASTPATH_HOT cudnnStatus_t backend_destroy_descriptor(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_destroy_descriptor(caller, descriptor);
   Proxy* p = live_proxy(descriptor);
@@ -360,7 +381,7 @@ cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t de
   return real.cudnnBackendInitialize(descriptor);
 }
 
-CUDNN_FASTPATH_HOT cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_finalize_general(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_finalize(caller, descriptor);
   Proxy* p = live_proxy(descriptor);
@@ -378,7 +399,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_finalize(const void* caller, cudnnBacke
   return p->library->real.cudnnBackendFinalize(p->pack);
 }
 
-CUDNN_FASTPATH_HOT cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const void* caller, cudnnBackendDescriptor_t descriptor,
                                     cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
                                     int64_t count, const void* elements) noexcept {
   const std::uint32_t m = current_mode();
@@ -391,11 +412,8 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_set_attribute(const void* caller, cudnn
     return real.cudnnBackendSetAttribute(descriptor, name, type, count, elements);
   }
   const ProxyTimer timer(p);
-  if (p->state() == Proxy::State::kRecording && record(p->recorded, name, type, count, elements)) {
-    if (name != CUDNN_ATTR_VARIANT_PACK_WORKSPACE && p->recorded.complete())
-      g_cache.prefetch(p->recorded, library_id(p->library));  // the finalize comes next
+  if (p->state() == Proxy::State::kRecording && record(p->recorded, name, type, count, elements))
     return CUDNN_STATUS_SUCCESS;
-  }
   const cudnnStatus_t status = materialize(*p, m);
   if (status != CUDNN_STATUS_SUCCESS) return status;
   return p->library->real.cudnnBackendSetAttribute(p->pack, name, type, count, elements);
@@ -440,7 +458,7 @@ cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, 
 
 }  // namespace
 
-CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_execute_general(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                               cudnnBackendDescriptor_t pack) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_execute(caller, handle, plan, pack);
@@ -467,6 +485,58 @@ cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t handle
     return real.cudnnBackendUpdateCudaGraph ? real.cudnnBackendUpdateCudaGraph(handle, plan, real_pack, graph)
                                             : CUDNN_STATUS_NOT_SUPPORTED;
   });
+}
+
+// The steady state, each call on a proxy that is not timed and in the state a steady op finds it
+// in; everything else takes the general paths above, which give the same answers for these too.
+
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_set_attribute(const void* caller, cudnnBackendDescriptor_t descriptor,
+                                                       cudnnBackendAttributeName_t name,
+                                                       cudnnBackendAttributeType_t type, int64_t count,
+                                                       const void* elements) noexcept {
+  const std::uint32_t m = current_mode();
+  Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(descriptor);
+  if (__builtin_expect(p != nullptr && !p->timed && p->state() == Proxy::State::kRecording, 1) &&
+      record(p->recorded, name, type, count, elements)) {
+    if (name != CUDNN_ATTR_VARIANT_PACK_WORKSPACE && p->recorded.complete())
+      g_cache.prefetch(p->recorded, library_id(p->library));  // the finalize comes next
+    return CUDNN_STATUS_SUCCESS;
+  }
+  return backend_set_attribute_general(caller, descriptor, name, type, count, elements);
+}
+
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_finalize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(descriptor);
+  if (__builtin_expect(p != nullptr && !p->timed && p->state() == Proxy::State::kRecording, 1) &&
+      p->recorded.complete())
+    return finalize_proxy(*p, m);
+  return backend_finalize_general(caller, descriptor);
+}
+
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_destroy_descriptor(const void* caller,
+                                                            cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(descriptor);
+  if (__builtin_expect(p != nullptr && !p->timed && !p->private_pack, 1)) {
+    if (p->lease) g_cache.release(p->lease);
+    p->lease = {};
+    p->pack = nullptr;
+    give_back_proxy(p);
+    return CUDNN_STATUS_SUCCESS;
+  }
+  return backend_destroy_descriptor_general(caller, descriptor);
+}
+
+CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle_t handle,
+                                                 cudnnBackendDescriptor_t plan,
+                                                 cudnnBackendDescriptor_t pack) noexcept {
+  const std::uint32_t m = current_mode();
+  const Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
+  if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
+      p->library->real.cudnnBackendExecute != nullptr)
+    return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
+  return backend_execute_general(caller, handle, plan, pack);
 }
 
 void forget_packs_in_child() noexcept { g_cache.forget_in_child(); }

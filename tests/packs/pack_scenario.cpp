@@ -50,6 +50,9 @@ namespace {
 
 constexpr cudnnBackendDescriptorType_t kPack = CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
 constexpr int kMaxTensors = 40;
+// The most tensors a proxy records (packs/pack_contents.h's kMaxTensors); the shim is a separate
+// library under test, so the number is repeated here.
+constexpr int kProxiedTensors = 28;
 const std::int64_t kUids[3] = {1, 2, 3};       // the tensors of the first plan
 const std::int64_t kOtherUids[3] = {4, 5, 6};  // and of the second
 
@@ -559,9 +562,9 @@ int errors() {
     s.create();
     s.destroy();
   }
-  {  // more than 32 tensors, then exactly 32
-    Steps s("tensors_33");
-    const Contents big = many_tensors(33, 3);
+  {  // more tensors than a proxy records, then exactly as many
+    Steps s("tensors_over_limit");
+    const Contents big = many_tensors(kProxiedTensors + 1, 3);
     s.create();
     s.all(big);
     s.finalize();
@@ -569,8 +572,8 @@ int errors() {
     s.execute(big);
   }
   {
-    Steps s("tensors_32");
-    const Contents big = many_tensors(32, 4);
+    Steps s("tensors_at_limit");
+    const Contents big = many_tensors(kProxiedTensors, 4);
     s.create();
     s.all(big);
     s.finalize();
@@ -938,15 +941,15 @@ int runtime_switch() {
   return 0;
 }
 
-// More than 32 tensors is never proxied; exactly 32 is.
+// More than kProxiedTensors tensors is never proxied; exactly that many is.
 int tensor_limit() {
   OpCounts counts;
   std::uint64_t before = packs_created();
-  for (int i = 0; i < 100; ++i) run_op(g_handle, g_matmul.plan(), many_tensors(32, 1), counts);
-  print("real_32", static_cast<long long>(packs_created() - before));
+  for (int i = 0; i < 100; ++i) run_op(g_handle, g_matmul.plan(), many_tensors(kProxiedTensors, 1), counts);
+  print("real_at_limit", static_cast<long long>(packs_created() - before));
   before = packs_created();
-  for (int i = 0; i < 100; ++i) run_op(g_handle, g_matmul.plan(), many_tensors(33, 2), counts);
-  print("real_33", static_cast<long long>(packs_created() - before));
+  for (int i = 0; i < 100; ++i) run_op(g_handle, g_matmul.plan(), many_tensors(kProxiedTensors + 1, 2), counts);
+  print("real_over_limit", static_cast<long long>(packs_created() - before));
   print_counts(counts);
   print("live_packs", static_cast<long long>(g_api.live(kPack)));
   return 0;
