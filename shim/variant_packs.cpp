@@ -55,6 +55,7 @@ struct alignas(64) Proxy {
   std::atomic<State> state_word;
   bool private_pack;  // `pack` is this proxy's alone (destroyed with it)
   bool timed;         // statistics: this proxy's own calls are timed, create to destroy
+  std::uint8_t timed_calls;        // timed: how many calls own_ticks holds (each read a clock pair)
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
@@ -114,20 +115,20 @@ constexpr std::uint64_t kProxyTimedB = 800;
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-// What a timed proxy's call took, added to its own time (out of line: two proxies in a period).
-CUDNN_FASTPATH_COLD void add_own_ticks(Proxy* p, std::uint64_t start) noexcept {
-  p->own_ticks += net_ticks(ticks() - start);
-}
-
 // Times a proxy's call when the proxy is a timed one, in counter ticks (clock.h). The steady
-// paths use it too, so that a timed proxy runs the code every other proxy runs.
+// paths use it too, so that a timed proxy runs the code every other proxy runs, and it adds
+// nothing but the two reads to what it measures: no call, no memory outside the proxy (the
+// reads' own cost is taken off once, at the destroy).
 class ProxyTimer {
  public:
   explicit ProxyTimer(const Proxy* proxy)
       : proxy_(proxy && __builtin_expect(proxy->timed, 0) ? const_cast<Proxy*>(proxy) : nullptr),
         start_(proxy_ ? ticks() : 0) {}
   ~ProxyTimer() {
-    if (__builtin_expect(proxy_ != nullptr, 0)) add_own_ticks(proxy_, start_);
+    if (__builtin_expect(proxy_ != nullptr, 0)) {
+      proxy_->own_ticks += ticks() - start_;
+      if (proxy_->timed_calls < 255) ++proxy_->timed_calls;
+    }
   }
   ProxyTimer(const ProxyTimer&) = delete;
   ProxyTimer& operator=(const ProxyTimer&) = delete;
@@ -297,10 +298,13 @@ cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& 
 
 namespace {
 
-// A timed proxy's destroy: its time, create to destroy, goes to the statistics.
+// A timed proxy's destroy: its time, create to destroy, the clock reads' own cost taken off, goes
+// to the statistics.
 CUDNN_FASTPATH_COLD void count_proxy_sample(const Proxy* p, std::uint64_t start) noexcept {
+  const std::uint64_t raw = p->own_ticks + (ticks() - start);
+  const std::uint64_t reads = (static_cast<std::uint64_t>(p->timed_calls) + 1) * tick_cost();
   count(Counter::kPackProxySamples);
-  count(Counter::kPackProxyTicks, p->own_ticks + net_ticks(ticks() - start));
+  count(Counter::kPackProxyTicks, raw > reads ? raw - reads : 0);
 }
 
 // A proxy from the thread's spare or the pool, set up for recording; nullptr if none is left.
@@ -324,7 +328,8 @@ CUDNN_FASTPATH_COLD Proxy* make_timed_proxy(const Binding& library, ThreadBlock*
   Proxy* p = make_proxy(library, block);
   if (p == nullptr) return nullptr;
   p->timed = true;
-  p->own_ticks = net_ticks(ticks() - start);
+  p->own_ticks = ticks() - start;
+  p->timed_calls = 1;
   return p;
 }
 
