@@ -554,6 +554,18 @@ int errors() {
     s.record("finalize_null", g_api.finalize(nullptr));
     s.record("create_into_null", g_api.create(kPack, nullptr));
   }
+  {  // used after its destroy: the proxy a thread keeps for its next pack is not a live one
+    Steps s("used_after_destroy");
+    s.create();
+    s.all(c);
+    s.finalize();
+    const cudnnBackendDescriptor_t stale = s.pack();
+    s.destroy();
+    s.record("stale_execute", g_api.execute(g_handle, g_matmul.plan(), stale));
+    s.record("stale_set", g_api.set(stale, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c.count, c.uids));
+    s.record("stale_finalize", g_api.finalize(stale));
+    s.record("stale_destroy", g_api.destroy(stale));
+  }
   {  // destroyed before any finalize
     Steps s("abandoned");
     s.create();

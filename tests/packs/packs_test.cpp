@@ -219,6 +219,9 @@ TEST_CASE("errors at set, finalize and execute are cuDNN's own, call by call", "
     CHECK(plain["status.get_before_finalize.05_get_uids"] == kNotFinalized);
     CHECK(plain["status.cuda_graph_unfinalized.05_populate"] == kBadParam);
     CHECK(plain["status.tensors_over_limit.07_get_uids_count"] == 29);
+    CHECK(plain["status.used_after_destroy.07_stale_execute"] == kBadParam);
+    CHECK(plain["status.used_after_destroy.08_stale_set"] == kBadParam);
+    CHECK(plain["status.used_after_destroy.10_stale_destroy"] == kBadParam);
 
     // With the shim: the same status from every call.
     const Outcome shimmed = run(mode, "errors");
