@@ -360,7 +360,8 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   return CUDNN_STATUS_SUCCESS;
 }
 
-static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(const void* caller,
+                                                                         cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_destroy_descriptor(caller, descriptor);
   Proxy* p = live_proxy(descriptor);
@@ -396,7 +397,8 @@ cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t de
   return real.cudnnBackendInitialize(descriptor);
 }
 
-static CUDNN_FASTPATH_COLD cudnnStatus_t backend_finalize_general(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_finalize_general(const void* caller,
+                                                               cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_finalize(caller, descriptor);
   Proxy* p = live_proxy(descriptor);
@@ -414,9 +416,11 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_finalize_general(const void* ca
   return p->library->real.cudnnBackendFinalize(p->pack);
 }
 
-static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const void* caller, cudnnBackendDescriptor_t descriptor,
-                                    cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
-                                    int64_t count, const void* elements) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const void* caller,
+                                                                    cudnnBackendDescriptor_t descriptor,
+                                                                    cudnnBackendAttributeName_t name,
+                                                                    cudnnBackendAttributeType_t type,
+                                                                    int64_t count, const void* elements) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_set_attribute(caller, descriptor, name, type, count, elements);
   Proxy* p = live_proxy(descriptor);
@@ -473,8 +477,9 @@ cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, 
 
 }  // namespace
 
-static CUDNN_FASTPATH_COLD cudnnStatus_t backend_execute_general(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
-                              cudnnBackendDescriptor_t pack) noexcept {
+static CUDNN_FASTPATH_COLD cudnnStatus_t backend_execute_general(const void* caller, cudnnHandle_t handle,
+                                                              cudnnBackendDescriptor_t plan,
+                                                              cudnnBackendDescriptor_t pack) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().backend_execute(caller, handle, plan, pack);
   return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {

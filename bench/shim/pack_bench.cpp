@@ -16,15 +16,14 @@
 #include <benchmark/benchmark.h>
 #include <cudnn.h>
 #include <dlfcn.h>
-#include <sys/mman.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
 
+#include "bench/shim/other_code.h"
 #include "tests/packs/pack_api.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
@@ -120,31 +119,16 @@ void pack_op(benchmark::State& state, bool shim) {
 // between ops, outside the timed part): closer to what the shim costs inside a framework, where
 // each op runs thousands of other instructions between two variant packs. A fixed count of
 // iterations: the manual time counts only the op, and the reading between ops takes milliseconds.
-// OtherCode: 2 MiB of straight-line code (no-ops, then a return), run between ops like the reads,
-// so that the instruction caches are cold too, as they are between two ops of a framework.
-using OtherCode = void (*)();
-OtherCode other_code() {
-#if defined(__x86_64__)
-  static const OtherCode code = [] {
-    constexpr std::size_t kBytes = std::size_t{2} << 20;
-    void* region = mmap(nullptr, kBytes + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (region == MAP_FAILED) return OtherCode{nullptr};
-    auto* bytes = static_cast<unsigned char*>(region);
-    std::memset(bytes, 0x90, kBytes);  // nop
-    bytes[kBytes] = 0xc3;              // ret
-    if (mprotect(region, kBytes + 1, PROT_READ | PROT_EXEC) != 0) return OtherCode{nullptr};
-    return reinterpret_cast<OtherCode>(region);
-  }();
+// The other code, made once.
+cudnn_fastpath::bench::OtherCode other_code() {
+  static const cudnn_fastpath::bench::OtherCode code = cudnn_fastpath::bench::make_other_code();
   return code;
-#else
-  return nullptr;
-#endif
 }
 
 void pack_op_cold(benchmark::State& state, bool shim, bool cold_code) {
   const PackApi& a = api(shim);
   static std::vector<std::uint64_t> other_work(1 << 20);
-  const OtherCode code = cold_code ? other_code() : nullptr;
+  const cudnn_fastpath::bench::OtherCode code = cold_code ? other_code() : nullptr;
   if (cold_code && code == nullptr) {
     state.SkipWithError("no executable memory for the other code");
     return;

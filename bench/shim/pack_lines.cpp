@@ -9,13 +9,13 @@
 // shim's own functions, per op. The counts are deterministic: a change to the shim's layout shows
 // up as a whole number of lines.
 #include <cudnn.h>
-#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <vector>
+
+#include "bench/shim/other_code.h"
 
 namespace {
 
@@ -23,24 +23,6 @@ const std::int64_t kUids[3] = {1, 2, 3};
 void* const kPointers[3] = {reinterpret_cast<void*>(0x7f0000001000), reinterpret_cast<void*>(0x7f0000002000),
                             reinterpret_cast<void*>(0x7f0000003000)};
 void* const kWorkspace = reinterpret_cast<void*>(0x7e0000100000);
-
-using OtherCode = void (*)();
-
-// 2 MiB of no-ops and a return (x86-64 only: elsewhere only the reads push the shim out).
-OtherCode make_other_code() {
-#if defined(__x86_64__)
-  constexpr std::size_t kBytes = std::size_t{2} << 20;
-  void* region = mmap(nullptr, kBytes + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (region == MAP_FAILED) return nullptr;
-  auto* bytes = static_cast<unsigned char*>(region);
-  std::memset(bytes, 0x90, kBytes);
-  bytes[kBytes] = 0xc3;
-  if (mprotect(region, kBytes + 1, PROT_READ | PROT_EXEC) != 0) return nullptr;
-  return reinterpret_cast<OtherCode>(region);
-#else
-  return nullptr;
-#endif
-}
 
 bool pack_op() {
   cudnnBackendDescriptor_t pack = nullptr;
@@ -62,7 +44,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pack_lines: OPS must be a positive number\n");
     return 2;
   }
-  const OtherCode other_code = make_other_code();
+  const cudnn_fastpath::bench::OtherCode other_code = cudnn_fastpath::bench::make_other_code();
   std::vector<std::uint64_t> other_data(std::size_t{1} << 20);
   std::uint64_t sink = 0;
   if (!pack_op()) {  // the first op fills the cache; the steady ones follow
