@@ -863,6 +863,23 @@ int threads() {
   return 0;
 }
 
+// 2000 threads one after another, each making one op and exiting: more threads than the pool has
+// proxies. Each exiting thread leaves the proxy it kept for its next pack with its block, for the
+// next thread to use; a proxy lost at a thread's exit would empty the pool, and every op after
+// that would build a real pack.
+int short_threads() {
+  constexpr int kThreads = 2000;
+  const Contents c = contents(1);
+  OpCounts counts;  // written by one thread at a time: each is joined before the next starts
+  const std::uint64_t before = packs_created();
+  for (int t = 0; t < kThreads; ++t) std::thread([&] { run_op(g_handle, g_matmul.plan(), c, counts); }).join();
+  print("ops", kThreads);
+  print_counts(counts);
+  print("real_packs", static_cast<long long>(packs_created() - before));
+  print("live_packs", static_cast<long long>(g_api.live(kPack)));
+  return 0;
+}
+
 // Warm the cache, fork: the child's loop must build its own pack; the parent's cache stays.
 int fork_child() {
   const Contents c = contents(1);
@@ -977,7 +994,7 @@ const Case kCases[] = {
     {"two_plans", two_plans},     {"errors", errors},                 {"intermediates", intermediates},
     {"get_attribute", get_attribute}, {"cuda_graph", cuda_graph},     {"other_types", other_types},
     {"internal", internal},       {"eviction", eviction},             {"many_live", many_live},
-    {"threads", threads},         {"fork", fork_child},               {"runtime_switch", runtime_switch},
+    {"threads", threads},         {"short_threads", short_threads}, {"fork", fork_child},               {"runtime_switch", runtime_switch},
     {"tensor_limit", tensor_limit},
 };
 

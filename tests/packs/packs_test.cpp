@@ -369,6 +369,22 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
   }
 }
 
+TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
+  const Outcome plain = run_without_shim("linked", "short_threads");
+  CHECK(plain["real_packs"] == 2000);
+  CHECK(plain["failures"] == 0);
+
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "short_threads");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["live_packs"] <= 1);  // the cached pack
+    // One real pack for the contents; a proxy lost at each thread's exit would make it 977 or more.
+    CHECK(o["real_packs"] == 1);
+  }
+}
+
 TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][fork]") {
   const Outcome plain = run_without_shim("linked", "fork");
   CHECK(plain["child_real_packs"] == 100);
