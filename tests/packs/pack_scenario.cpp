@@ -880,6 +880,44 @@ int short_threads() {
   return 0;
 }
 
+#ifndef PACK_SCENARIO_LINKED
+// Mode global. A second copy of the shim (SCENARIO_SHIM_COPY, opened RTLD_LOCAL) next to the
+// preloaded one: each op's calls alternate between the two copies, so a pack created through one
+// is set, finalized, executed and destroyed through the other. The copy that does not lead must
+// pass every call to the one that does: a proxy reaching the stub would be refused.
+int two_shims() {
+  const char* copy = std::getenv("SCENARIO_SHIM_COPY");
+  if (copy == nullptr || *copy == '\0') die("two_shims needs SCENARIO_SHIM_COPY");
+  void* other = must_dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+  PackApi b = g_api;
+  must_dlsym(b.create, other, "cudnnBackendCreateDescriptor");
+  must_dlsym(b.destroy, other, "cudnnBackendDestroyDescriptor");
+  must_dlsym(b.set, other, "cudnnBackendSetAttribute");
+  must_dlsym(b.finalize, other, "cudnnBackendFinalize");
+  must_dlsym(b.execute, other, "cudnnBackendExecute");
+  const Contents c = contents(1);
+  OpCounts counts;
+  const std::uint64_t before = packs_created();
+  for (int i = 0; i < 200; ++i) {
+    const PackApi& one = i % 2 ? b : g_api;
+    const PackApi& two = i % 2 ? g_api : b;
+    cudnnBackendDescriptor_t pack = nullptr;
+    cudnnStatus_t s = one.create(kPack, &pack);
+    if (s == 0) s = two.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c.count, c.uids);
+    if (s == 0) s = one.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c.count, c.pointers);
+    if (s == 0) s = two.set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &c.workspace);
+    if (s == 0) s = two.finalize(pack);
+    if (s == 0) s = one.execute(g_handle, g_matmul.plan(), pack);
+    if (s == 0 && !ran_with(g_api.last_execution(), g_matmul.plan(), c)) ++counts.mismatches;
+    if (s != 0) ++counts.failures;
+    if (pack != nullptr && two.destroy(pack) != 0) ++counts.failures;
+  }
+  print_counts(counts);
+  print("real_packs", static_cast<long long>(packs_created() - before));
+  return 0;
+}
+#endif
+
 // Warm the cache, fork: the child's loop must build its own pack; the parent's cache stays.
 int fork_child() {
   const Contents c = contents(1);
@@ -996,6 +1034,9 @@ const Case kCases[] = {
     {"internal", internal},       {"eviction", eviction},             {"many_live", many_live},
     {"threads", threads},         {"short_threads", short_threads}, {"fork", fork_child},               {"runtime_switch", runtime_switch},
     {"tensor_limit", tensor_limit},
+#ifndef PACK_SCENARIO_LINKED
+    {"two_shims", two_shims},
+#endif
 };
 
 }  // namespace

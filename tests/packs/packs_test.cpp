@@ -385,6 +385,16 @@ TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[pa
   }
 }
 
+TEST_CASE("two copies of the shim: a pack made through one and used through the other", "[packs][resolve]") {
+  const std::string dir = make_temp_dir();
+  const std::string copy = dir + "/libcudnn_fastpath_copy.so";
+  REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
+  const Outcome o = run("global", "two_shims", {.env = {{"SCENARIO_SHIM_COPY", copy}}});
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["real_packs"] == 1);
+}
+
 TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][fork]") {
   const Outcome plain = run_without_shim("linked", "fork");
   CHECK(plain["child_real_packs"] == 100);
