@@ -15,6 +15,7 @@
 #include "shim/config.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
+#include "shim/pack_op_samples.h"
 #include "shim/real_symbols.h"
 #include "shim/stats.h"
 
@@ -35,7 +36,7 @@ struct Figures {
   std::uint64_t handles;
   double forwarded_same_stream_ns;  // mean of the timed samples; 0 when none was taken
   double saved_ns;
-  double pack_build_ns;  // mean time of a real pack's create, sets, finalize and destroy
+  pack_op_samples::Summary pack_ops;  // ops with a real pack and with a proxy, create to destroy
   double pack_proxy_ns;  // mean time of a proxy's own calls, create to destroy
   double pack_saved_ns;
 
@@ -55,11 +56,11 @@ Figures gather() {
   f.handles = handle_table().claims();
   f.forwarded_same_stream_ns = mean(f[Counter::kSampleNanoseconds], f[Counter::kSamplesTimed]);
   f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f.skipped);
-  f.pack_build_ns = mean(f[Counter::kPackBuildNanoseconds], f[Counter::kPackSamplesTimed]);
+  f.pack_ops = pack_op_samples::summarize();
   f.pack_proxy_ns = mean(f[Counter::kPackProxyTicks], f[Counter::kPackProxySamples]) / ticks_per_ns();
-  // What a hit saves is the real pack's calls, less what the proxy's own calls cost.
-  const double per_hit = f.pack_build_ns > f.pack_proxy_ns ? f.pack_build_ns - f.pack_proxy_ns : 0.0;
-  f.pack_saved_ns = f[Counter::kPackSamplesTimed] ? per_hit * static_cast<double>(f[Counter::kPackHits]) : 0.0;
+  // What a hit saves is what an op with a real pack costs more than its neighbour with a proxy
+  // (negative if the proxy cost more: said as it is).
+  f.pack_saved_ns = f.pack_ops.saved_per_hit_ns * static_cast<double>(f[Counter::kPackHits]);
   return f;
 }
 
@@ -201,8 +202,10 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"pack_evictions\": %llu,\n"
       "  \"packs_materialized\": %llu,\n"
       "  \"pack_samples\": %llu,\n"
-      "  \"pack_samples_timed\": %llu,\n"
-      "  \"pack_build_ns\": %.1f,\n"
+      "  \"pack_op_pairs\": %llu,\n"
+      "  \"pack_op_real_ns\": %.1f,\n"
+      "  \"pack_op_proxy_ns\": %.1f,\n"
+      "  \"pack_saved_per_hit_ns\": %.1f,\n"
       "  \"pack_proxy_ns\": %.1f,\n"
       "  \"pack_saved_ns_estimate\": %.0f,\n"
       "  \"total_saved_ns_estimate\": %.0f,\n"
@@ -217,7 +220,8 @@ void write_json(const Figures& f, const char* pattern) {
       f.forwarded_same_stream_ns, f.saved_ns,
       u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
       u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
-      u(f[Counter::kPackSamplesTimed]), f.pack_build_ns, f.pack_proxy_ns, f.pack_saved_ns,
+      u(f.pack_ops.pairs), f.pack_ops.real_op_ns, f.pack_ops.proxy_op_ns, f.pack_ops.saved_per_hit_ns,
+      f.pack_proxy_ns, f.pack_saved_ns,
       f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
       cfg.disable ? "true" : "false");
   if (length <= 0 || static_cast<std::size_t>(length) >= sizeof json) return;
@@ -240,12 +244,13 @@ void write_stderr(const Figures& f) {
     log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s", found_by, object);
   if (f[Counter::kPacksProxied] == 0 && f[Counter::kPacksMaterialized] == 0) return;
   const std::uint64_t finalized = f[Counter::kPackHits] + f[Counter::kPackMisses];
-  if (f[Counter::kPackSamplesTimed] != 0)
+  if (f.pack_ops.pairs != 0)
     log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
-             "%llu materialized; saved about %.3f ms (%.0f ns per real pack, %.0f per proxy)",
+             "%llu materialized; saved about %.3f ms (an op %.0f ns with a real pack, %.0f with a proxy, "
+             "%llu pairs; the proxy's own calls %.0f ns)",
              u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
              u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), f.pack_saved_ns / 1e6,
-             f.pack_build_ns, f.pack_proxy_ns);
+             f.pack_ops.real_op_ns, f.pack_ops.proxy_op_ns, u(f.pack_ops.pairs), f.pack_proxy_ns);
   else
     log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
              "%llu materialized; saved: not measured (too few hits to sample)",

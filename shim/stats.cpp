@@ -84,15 +84,16 @@ void reset_counters_in_child() noexcept {
   // Only the forking thread exists: it keeps its block (zeroed); the others lose their owners.
   // Blocks never used are left alone: writing zeros would fault in pages that were never touched.
   for (ThreadBlock& block : g_blocks) {
-    if (!block.owned.load(std::memory_order_relaxed) && block.would_hit == 0 &&
-        block.proxies == 0) {
+    if (!block.owned.load(std::memory_order_relaxed) && block.proxies == 0) {
       bool used = false;
       for (const auto& value : block.values) used = used || value.load(std::memory_order_relaxed) != 0;
       if (!used) continue;
     }
     for (auto& value : block.values) value.store(0, std::memory_order_relaxed);
-    block.would_hit = 0;
     block.proxies = 0;
+    block.window_pack = nullptr;
+    block.window_start = 0;
+    block.pending_real_ticks = 0;
     if (&block != t_block) block.owned.store(false, std::memory_order_relaxed);
   }
   for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);

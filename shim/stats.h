@@ -27,11 +27,9 @@ enum class Counter : int {
   kPackMisses,         // proxies finalized by building a real pack
   kPackEvictions,      // cached packs destroyed to make room
   kPacksMaterialized,  // proxies turned into real packs (a call the proxy does not answer)
-  kPackSamples,        // throwaway real packs built to time them
-  kPackSamplesTimed,   // those of them that were timed
-  kPackBuildNanoseconds,  // their total time
-  kPackProxySamples,      // proxies whose own calls were timed, create to destroy
-  kPackProxyTicks,        // their total time, in time-stamp counter ticks
+  kPackSamples,        // variant packs passed through on purpose, to time them (pack_op_samples.h)
+  kPackProxySamples,   // proxies whose own calls were timed, create to destroy
+  kPackProxyTicks,     // their total time, in time-stamp counter ticks
   kCount
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);
@@ -41,13 +39,15 @@ inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 // Whoever owns the block (owned: claimed with acquire, given back with release) alone reads and
 // writes the plain members; a block given back at thread exit keeps them for its next owner.
 struct alignas(64) ThreadBlock {
-  std::uint64_t would_hit;  // the owner's sampling phases (variant_packs.cpp; set_stream.cpp uses kWouldSkip)
-  std::uint64_t proxies;
+  std::uint64_t proxies;    // variant packs created, the sampling phase (set_stream.cpp uses kWouldSkip)
+  void* window_pack;        // the real pack whose op is being timed (pack_op_samples.h), or null
   void* spare_proxy;        // a destroyed proxy kept for this thread's next variant pack, or null
   std::atomic<bool> owned;
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
   // report from another thread: atomics, relaxed, since totals order nothing.
   std::atomic<std::uint64_t> values[kCounters];
+  std::uint64_t window_start;        // window_pack's create, in ticks
+  std::uint64_t pending_real_ticks;  // the last timed real op, waiting for its proxy pair; 0 if none
 };
 
 // The calling thread's block; null until it first counts, and again once it has exited.

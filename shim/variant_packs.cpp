@@ -30,6 +30,7 @@
 #include "packs/proxy_pool.h"
 #include "shim/clock.h"
 #include "shim/code_layout.h"
+#include "shim/pack_op_samples.h"
 #include "shim/process.h"
 #include "shim/callers.h"
 #include "shim/stats.h"
@@ -55,11 +56,12 @@ struct alignas(64) Proxy {
   std::atomic<State> state_word;
   bool private_pack;  // `pack` is this proxy's alone (destroyed with it)
   bool timed;         // statistics: this proxy's own calls are timed, create to destroy
+  bool window;        // statistics: this proxy's op is timed, create to destroy (pack_op_samples.h)
   std::uint8_t timed_calls;        // timed: how many calls own_ticks holds (each read a clock pair)
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   Cache::Lease lease;              // the cache entry it holds, if finalized from the cache
-  std::uint64_t own_ticks;         // timed: the proxy's calls so far
+  std::uint64_t own_ticks;         // timed: the proxy's calls so far; window: its create's tick
   PackContents recorded;
 
   State state() const noexcept { return state_word.load(std::memory_order_relaxed); }
@@ -104,14 +106,7 @@ void give_back_proxy(Proxy* p) noexcept {
   g_proxies.release(p);
 }
 
-// Statistics. Two would-be hits in every kSamplePeriod per thread also build and destroy a real
-// pack, the second one timed: what a hit saves is what such a build costs in a warm program.
-// Two proxies in every kSamplePeriod have their own calls timed, create to destroy.
-constexpr std::uint64_t kSamplePeriod = 1024;
-constexpr std::uint64_t kSampleWarmUp = 16;
-constexpr std::uint64_t kSampleTimed = 17;
-constexpr std::uint64_t kProxyTimedA = 300;
-constexpr std::uint64_t kProxyTimedB = 800;
+namespace samples = pack_op_samples;
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
@@ -215,29 +210,10 @@ CUDNN_FASTPATH_COLD cudnnStatus_t materialize(Proxy& p, std::uint32_t m) {
   drop_pack(p);
   p.pack = made;
   p.private_pack = true;
+  p.window = false;  // statistics: not the steady op a timed proxy stands for
   p.set_state(Proxy::State::kMaterialized);
   if (counting(m)) count(Counter::kPacksMaterialized);
   return CUDNN_STATUS_SUCCESS;
-}
-
-// Statistics: at two hits in every period, what a real pack would have cost.
-CUDNN_FASTPATH_COLD void time_real_build(const Proxy& p, std::uint64_t phase) {
-  const RealSymbols& real = p.library->real;
-  const std::uint64_t start = now_ns();
-  cudnnBackendDescriptor_t made = nullptr;
-  const cudnnStatus_t status = build(real, p.recorded, true, made);
-  if (made) real.cudnnBackendDestroyDescriptor(made);
-  const std::uint64_t elapsed = now_ns() - start;
-  count(Counter::kPackSamples);
-  if (phase == kSampleTimed && status == CUDNN_STATUS_SUCCESS) {
-    count(Counter::kPackSamplesTimed);
-    count(Counter::kPackBuildNanoseconds, net_ns(elapsed));
-  }
-}
-void sample_real_build(const Proxy& p) {
-  ThreadBlock* block = own_block();
-  const std::uint64_t phase = block ? ++block->would_hit % kSamplePeriod : 0;
-  if (phase == kSampleWarmUp || phase == kSampleTimed) time_real_build(p, phase);
 }
 
 // A finalize whose contents the cache does not hold: a real pack is built, and cached.
@@ -257,6 +233,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
     return status;
   }
   if (counting(m)) count(Counter::kPackMisses);
+  p.window = false;  // statistics: not the steady op a timed proxy stands for
   Cache::Evicted evicted;
   p.lease = g_cache.insert(p.recorded, library, made, evicted);
   p.pack = made;
@@ -274,10 +251,7 @@ cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
     p.lease = lease;
     p.pack = lease.pack;
     p.set_state(Proxy::State::kFinalized);
-    if (counting(m)) {
-      count(Counter::kPackHits);
-      sample_real_build(p);
-    }
+    if (counting(m)) count(Counter::kPackHits);
     return CUDNN_STATUS_SUCCESS;
   }
   return finalize_miss(p, m);
@@ -313,6 +287,7 @@ Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
   if (p == nullptr) return nullptr;
   p->private_pack = false;
   p->timed = false;
+  p->window = false;
   p->library = &library;
   p->pack = nullptr;
   p->lease = {};
@@ -321,16 +296,32 @@ Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
   return p;
 }
 
-// Statistics: a proxy whose own calls are timed, create to destroy (every call on it then takes
-// the general paths below, which time it).
-CUDNN_FASTPATH_COLD Proxy* make_timed_proxy(const Binding& library, ThreadBlock* block) noexcept {
+// Statistics: a variant pack in one of the sampled slots (pack_op_samples.h). A real one is what
+// the program gets with the cache off; a timed proxy runs the steady paths like any other.
+CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadBlock& block, samples::Slot slot,
+                                                 cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint64_t start = ticks();
-  Proxy* p = make_proxy(library, block);
-  if (p == nullptr) return nullptr;
-  p->timed = true;
-  p->own_ticks = ticks() - start;
-  p->timed_calls = 1;
-  return p;
+  const RealSymbols& real = library.real;
+  Proxy* p = nullptr;
+  if (slot != samples::Slot::kRealWarmUp && slot != samples::Slot::kRealTimed) p = make_proxy(library, &block);
+  if (p == nullptr) {
+    if (slot == samples::Slot::kRealWarmUp || slot == samples::Slot::kRealTimed) count(Counter::kPackSamples);
+    const cudnnStatus_t status = real.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, descriptor);
+    if (slot == samples::Slot::kRealTimed && status == CUDNN_STATUS_SUCCESS) samples::open_real(block, *descriptor, start);
+    return status;
+  }
+  if (slot == samples::Slot::kProxyOwnCalls) {
+    p->timed = true;
+    p->own_ticks = ticks() - start;
+    p->timed_calls = 1;
+  } else if (slot == samples::Slot::kProxyTimed) {
+    p->window = true;
+    p->own_ticks = start;
+  }
+  note_cudnn_call();
+  count(Counter::kPacksProxied);
+  *descriptor = p;
+  return CUDNN_STATUS_SUCCESS;
 }
 
 }  // namespace
@@ -347,12 +338,11 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
       from_cudnn || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   ThreadBlock* block = own_block();
-  bool timed = false;
   if (counting(m) && block != nullptr) {
-    const std::uint64_t phase = ++block->proxies % kSamplePeriod;
-    timed = phase == kProxyTimedA || phase == kProxyTimedB;
+    const samples::Slot slot = samples::slot_of(++block->proxies);
+    if (__builtin_expect(slot != samples::Slot::kNone, 0)) return create_sampled(library, *block, slot, descriptor);
   }
-  Proxy* p = __builtin_expect(timed, 0) ? make_timed_proxy(library, block) : make_proxy(library, block);
+  Proxy* p = make_proxy(library, block);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
   note_cudnn_call();
   if (counting(m)) count(Counter::kPacksProxied);
@@ -369,7 +359,9 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(cons
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;  // a proxy destroyed already
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
     if (real.cudnnBackendDestroyDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-    return real.cudnnBackendDestroyDescriptor(descriptor);
+    const cudnnStatus_t status = real.cudnnBackendDestroyDescriptor(descriptor);
+    if (counting(m)) samples::close_real_if_timed(descriptor);
+    return status;
   }
   const std::uint64_t start = p->timed ? ticks() : 0;
   cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
@@ -543,11 +535,14 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_destroy_descriptor(const void* caller,
   Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(descriptor);
   if (__builtin_expect(p != nullptr && !p->private_pack, 1)) {
     const std::uint64_t start = __builtin_expect(p->timed, 0) ? ticks() : 0;
+    const bool window = p->window;
+    const std::uint64_t window_start = p->own_ticks;  // read before the proxy is handed on
     if (p->lease) g_cache.release(p->lease);
     if (__builtin_expect(p->timed, 0) && counting(m)) count_proxy_sample(p, start);
     p->lease = {};
     p->pack = nullptr;
     give_back_proxy(p);
+    if (__builtin_expect(window, 0) && counting(m)) samples::close_proxy(ticks() - window_start);
     return CUDNN_STATUS_SUCCESS;
   }
   return backend_destroy_descriptor_general(caller, descriptor);
@@ -564,6 +559,9 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
   return backend_execute_general(caller, handle, plan, pack);
 }
 
-void forget_packs_in_child() noexcept { g_cache.forget_in_child(); }
+void forget_packs_in_child() noexcept {
+  g_cache.forget_in_child();
+  samples::forget_in_child();
+}
 
 }  // namespace cudnn_fastpath::shim

@@ -1,0 +1,87 @@
+#include "shim/pack_op_samples.h"
+
+#include <atomic>
+#include <cstdlib>
+
+#include "shim/clock.h"
+
+namespace cudnn_fastpath::shim::pack_op_samples {
+namespace {
+
+// {real ticks: 32, proxy ticks: 32} per pair. 16384 pairs (128 KiB of zero pages until used)
+// cover four million variant packs; after that the newest overwrite the oldest.
+constexpr std::uint64_t kPairs = 16384;
+std::atomic<std::uint64_t> g_pairs[kPairs];
+// Relaxed, both: the report reads the pairs after the program's threads are done with them
+// (at exit), and a pair read half-written would only be one sample off.
+std::atomic<std::uint64_t> g_pairs_written{0};
+
+std::uint64_t clamp32(std::uint64_t ticks) { return ticks < 0xffffffffu ? ticks : 0xffffffffu; }
+
+// Both windows, trimmed (the same fraction at each end).
+constexpr std::uint64_t kTrimPercent = 10;
+
+std::int64_t scratch[kPairs];  // the report's, at exit: no allocation there
+
+int by_value(const void* a, const void* b) {
+  const std::int64_t x = *static_cast<const std::int64_t*>(a), y = *static_cast<const std::int64_t*>(b);
+  return (x > y) - (x < y);
+}
+
+// The mean of `values` without its kTrimPercent smallest and largest; `kept` gets how many remain.
+double trimmed_mean(std::int64_t* values, std::uint64_t n, std::uint64_t& kept) {
+  kept = 0;
+  if (n == 0) return 0.0;
+  std::qsort(values, n, sizeof *values, by_value);
+  const std::uint64_t cut = n * kTrimPercent / 100;
+  double sum = 0.0;
+  for (std::uint64_t i = cut; i < n - cut; ++i) sum += static_cast<double>(values[i]);
+  kept = n - 2 * cut;
+  return sum / static_cast<double>(kept);
+}
+
+}  // namespace
+
+void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
+  block.window_pack = pack;
+  block.window_start = start;
+}
+
+void close_proxy(std::uint64_t ticks) noexcept {
+  ThreadBlock* block = t_block;
+  if (block == nullptr || block->pending_real_ticks == 0) return;  // its real half was not timed
+  const std::uint64_t pair = clamp32(block->pending_real_ticks) << 32 | clamp32(ticks);
+  block->pending_real_ticks = 0;
+  const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
+  g_pairs[index].store(pair, std::memory_order_relaxed);
+}
+
+Summary summarize() noexcept {
+  Summary s{};
+  const std::uint64_t written = g_pairs_written.load(std::memory_order_relaxed);
+  const std::uint64_t n = written < kPairs ? written : kPairs;
+  if (n == 0) return s;
+  const double per_ns = ticks_per_ns();
+  std::uint64_t kept = 0;  // the same for each of the three
+  for (std::uint64_t i = 0; i < n; ++i) scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) >> 32);
+  s.real_op_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  for (std::uint64_t i = 0; i < n; ++i)
+    scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) & 0xffffffffu);
+  s.proxy_op_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::uint64_t pair = g_pairs[i].load(std::memory_order_relaxed);
+    scratch[i] = static_cast<std::int64_t>(pair >> 32) - static_cast<std::int64_t>(pair & 0xffffffffu);
+  }
+  s.saved_per_hit_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  s.pairs = n;
+  return s;
+}
+
+void forget_in_child() noexcept {
+  // Only pairs that were written are touched: the rest are zero pages nobody faulted in.
+  const std::uint64_t written = g_pairs_written.load(std::memory_order_relaxed);
+  for (std::uint64_t i = 0; i < written && i < kPairs; ++i) g_pairs[i].store(0, std::memory_order_relaxed);
+  g_pairs_written.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace cudnn_fastpath::shim::pack_op_samples
