@@ -8,8 +8,8 @@
 namespace cudnn_fastpath::shim::pack_op_samples {
 namespace {
 
-// {real ticks: 32, proxy ticks: 32} per pair. 16384 pairs (128 KiB of zero pages until used)
-// cover four million variant packs; after that the newest overwrite the oldest.
+// {real ticks: 32, proxy ticks: 32} per pair, each a half's mean. 16384 pairs (128 KiB of zero
+// pages until used) cover 16 million variant packs per thread; then the newest overwrite the oldest.
 constexpr std::uint64_t kPairs = 16384;
 std::atomic<std::uint64_t> g_pairs[kPairs];
 // Relaxed, both: the report reads the pairs after the program's threads are done with them
@@ -42,6 +42,12 @@ double trimmed_mean(std::int64_t* values, std::uint64_t n, std::uint64_t& kept) 
 
 }  // namespace
 
+void start_block(ThreadBlock& block) noexcept {
+  block.window_pack = nullptr;
+  block.real_ticks = block.proxy_ticks = 0;
+  block.real_ops = block.proxy_ops = 0;
+}
+
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
   block.window_pack = pack;
   block.window_start = start;
@@ -49,9 +55,15 @@ void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
 
 void close_proxy(std::uint64_t ticks) noexcept {
   ThreadBlock* block = t_block;
-  if (block == nullptr || block->pending_real_ticks == 0) return;  // its real half was not timed
-  const std::uint64_t pair = clamp32(block->pending_real_ticks) << 32 | clamp32(ticks);
-  block->pending_real_ticks = 0;
+  if (block == nullptr) return;
+  block->proxy_ticks += ticks;
+  if (++block->proxy_ops < kTimed) return;
+  // The block's last timed proxy. Both halves complete (a miss, a real pack destroyed by another
+  // thread, or a switch in between leaves one short): a pair.
+  const bool complete = block->real_ops == kTimed && block->proxy_ops == kTimed;
+  const std::uint64_t pair = clamp32(block->real_ticks / kTimed) << 32 | clamp32(block->proxy_ticks / kTimed);
+  start_block(*block);
+  if (!complete) return;
   const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
   g_pairs[index].store(pair, std::memory_order_relaxed);
 }

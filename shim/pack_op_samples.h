@@ -1,21 +1,21 @@
 // Statistics for the variant-pack cache: what a hit saves, measured the way the in-process A/B
 // measures it, inside the program, on its own ops.
 //
-// Once in every kPeriod variant packs a thread creates, four ops in a row are sampled:
-//   kRealWarmUp   the pack is passed through (a real one, as with the cache off), untimed: it
-//                 brings cuDNN's pack code back to where a program without the cache keeps it,
-//   kRealTimed    passed through again, and timed from its create to its destroy,
-//   kProxyWarmUp  a proxy, untimed: the shim's own code back to where a steady op finds it,
-//   kProxyTimed   a proxy, timed from its create to its destroy (kept only if it was a hit).
-// A window holds everything the program does between the two calls (its own code, the execute)
-// and the cache effects of the calls on that code: the difference of a pair is what the A/B sees
-// for one op, and a pair, made of two neighbouring ops, shares the program's state. The shim's
-// own share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the
-// footprint figure; each of these is a fraction of a percent of the ops.
+// Once in every kPeriod variant packs a thread creates, a block of kBlock packs is passed through
+// (real ones, as with the cache off) and the next kBlock are proxies; in each half, the last
+// kTimed ops are timed from their create to their destroy. A window holds everything the program
+// does between the two calls (its own code, the execute) and what the calls do to its caches, so
+// the difference of the two halves' means is what the A/B sees for one op. The first ops of each
+// half are its warm-up: on the H200, the first real pack after a few hundred proxies took 5 to 6 us
+// to create (0.4 us in a program without the cache) and its execute ran 1 to 2 us slower, and a
+// proxy's execute after a run of real packs was slow the same way; after eight ops of a kind both
+// are within the noise of a program that only ever does that kind.
 //
-// The pairs go to one shared array (a relaxed fetch_add per pair, one pair in kPeriod ops); the
-// report takes a trimmed mean of their differences, since a window now and then holds an
-// interrupt or a page fault, and both halves of a pair are equally exposed to those.
+// A thread sums its windows in its own block; each finished period gives one pair of means to a
+// shared array (a relaxed fetch_add). The report takes a trimmed mean of the pairs' differences:
+// now and then a window holds an interrupt, and both halves are equally exposed to those. The
+// shim's own share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the
+// footprint figure. All of this is 1.6% of a program's packs made real, with statistics on only.
 #pragma once
 
 #include <cstdint>
@@ -25,20 +25,39 @@
 
 namespace cudnn_fastpath::shim::pack_op_samples {
 
-enum class Slot : std::uint8_t { kNone, kRealWarmUp, kRealTimed, kProxyWarmUp, kProxyTimed, kProxyOwnCalls };
+enum class Slot : std::uint8_t {
+  kNone,
+  kRealWarmUp,
+  kRealTimed,
+  kProxyWarmUp,
+  kProxyTimed,
+  kProxyOwnCalls,
+};
 
-inline constexpr std::uint64_t kPeriod = 256;
-inline constexpr std::uint64_t kFirst = 128;  // the slots are kFirst .. kFirst + 4 of each period
-inline constexpr std::uint64_t kOwnCallsPeriod = 512;  // kProxyOwnCalls: every other period
+inline constexpr std::uint64_t kPeriod = 1024;
+inline constexpr std::uint64_t kFirst = 128;   // a block's first pack, counted from a period's start
+inline constexpr std::uint64_t kBlock = 16;    // packs per half
+inline constexpr std::uint64_t kTimed = 8;     // the last of each half
+inline constexpr std::uint64_t kOwnCallsA = 300, kOwnCallsB = 800;  // offsets in a period
 
-// The slot of a thread's `n`th variant pack. Inline, one compare for the usual answer: every
+// The slot of a thread's `n`th variant pack. Inline, two compares for the usual answer: every
 // create runs it.
 inline Slot slot_of(std::uint64_t n) noexcept {
   const std::uint64_t offset = (n - kFirst) % kPeriod;
-  if (__builtin_expect(offset > 4, 1)) return Slot::kNone;
-  if (offset == 4) return (n % kOwnCallsPeriod) == (kFirst + 4) % kOwnCallsPeriod ? Slot::kProxyOwnCalls : Slot::kNone;
-  return static_cast<Slot>(offset + 1);
+  if (__builtin_expect(offset >= 2 * kBlock, 1)) {
+    const std::uint64_t in_period = n % kPeriod;
+    return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
+  }
+  const bool real = offset < kBlock, timed = offset % kBlock >= kBlock - kTimed;
+  if (real) return timed ? Slot::kRealTimed : Slot::kRealWarmUp;
+  return timed ? Slot::kProxyTimed : Slot::kProxyWarmUp;
 }
+
+// Whether the `n`th pack begins a block: its period's sums start again.
+inline bool starts_block(std::uint64_t n) noexcept { return (n - kFirst) % kPeriod == 0; }
+
+// A block begins: the thread's sums start again.
+void start_block(ThreadBlock& block) noexcept;
 
 // A timed real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
@@ -49,17 +68,17 @@ inline void close_real_if_timed(const void* pack) noexcept {
   ThreadBlock* block = t_block;
   if (__builtin_expect(block != nullptr && block->window_pack == pack && pack != nullptr, 0)) {
     block->window_pack = nullptr;
-    block->pending_real_ticks = ticks() - block->window_start;
+    block->real_ticks += ticks() - block->window_start;
+    ++block->real_ops;
   }
 }
 
-// A timed proxy op ended, `ticks` from create to destroy: with the thread's real window just
-// before it, a pair.
+// A timed proxy op ended, `ticks` from create to destroy. The block's last one gives its pair.
 void close_proxy(std::uint64_t ticks) noexcept;
 
 struct Summary {
   std::uint64_t pairs;       // pairs the figures come from (the newest 16384 at most), before trimming
-  double real_op_ns;         // trimmed means of the windows
+  double real_op_ns;         // trimmed means of the halves' means
   double proxy_op_ns;
   double saved_per_hit_ns;   // trimmed mean of the pairs' differences (real less proxy)
 };

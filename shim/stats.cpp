@@ -93,7 +93,8 @@ void reset_counters_in_child() noexcept {
     block.proxies = 0;
     block.window_pack = nullptr;
     block.window_start = 0;
-    block.pending_real_ticks = 0;
+    block.real_ticks = block.proxy_ticks = 0;
+    block.real_ops = block.proxy_ops = 0;
     if (&block != t_block) block.owned.store(false, std::memory_order_relaxed);
   }
   for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);

@@ -46,8 +46,12 @@ struct alignas(64) ThreadBlock {
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
   // report from another thread: atomics, relaxed, since totals order nothing.
   std::atomic<std::uint64_t> values[kCounters];
-  std::uint64_t window_start;        // window_pack's create, in ticks
-  std::uint64_t pending_real_ticks;  // the last timed real op, waiting for its proxy pair; 0 if none
+  // The sampled block's windows so far (pack_op_samples.h), in ticks.
+  std::uint64_t window_start;  // window_pack's create
+  std::uint64_t real_ticks;
+  std::uint64_t proxy_ticks;
+  std::uint32_t real_ops;
+  std::uint32_t proxy_ops;
 };
 
 // The calling thread's block; null until it first counts, and again once it has exited.

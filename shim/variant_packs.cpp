@@ -298,9 +298,11 @@ Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
 
 // Statistics: a variant pack in one of the sampled slots (pack_op_samples.h). A real one is what
 // the program gets with the cache off; a timed proxy runs the steady paths like any other.
-CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadBlock& block, samples::Slot slot,
+CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadBlock& block, std::uint64_t n,
                                                  cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint64_t start = ticks();
+  const samples::Slot slot = samples::slot_of(n);
+  if (samples::starts_block(n)) samples::start_block(block);
   const RealSymbols& real = library.real;
   Proxy* p = nullptr;
   if (slot != samples::Slot::kRealWarmUp && slot != samples::Slot::kRealTimed) p = make_proxy(library, &block);
@@ -339,8 +341,8 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   ThreadBlock* block = own_block();
   if (counting(m) && block != nullptr) {
-    const samples::Slot slot = samples::slot_of(++block->proxies);
-    if (__builtin_expect(slot != samples::Slot::kNone, 0)) return create_sampled(library, *block, slot, descriptor);
+    const std::uint64_t n = ++block->proxies;
+    if (__builtin_expect(samples::slot_of(n) != samples::Slot::kNone, 0)) return create_sampled(library, *block, n, descriptor);
   }
   Proxy* p = make_proxy(library, block);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
