@@ -9,7 +9,7 @@ namespace cudnn_fastpath::shim::pack_op_samples {
 namespace {
 
 // {real ticks: 32, proxy ticks: 32} per pair, each a half's mean. 16384 pairs (128 KiB of zero
-// pages until used) cover 16 million variant packs per thread; then the newest overwrite the oldest.
+// pages until used) cover 32 million variant packs per thread; then the newest overwrite the oldest.
 constexpr std::uint64_t kPairs = 16384;
 std::atomic<std::uint64_t> g_pairs[kPairs];
 // Relaxed, both: the report reads the pairs after the program's threads are done with them
@@ -57,11 +57,11 @@ void close_proxy(std::uint64_t ticks) noexcept {
   ThreadBlock* block = t_block;
   if (block == nullptr) return;
   block->proxy_ticks += ticks;
-  if (++block->proxy_ops < kTimed) return;
-  // The block's last timed proxy. Both halves complete (a miss, a real pack destroyed by another
+  if (++block->proxy_ops < kBlock) return;
+  // The block's last proxy. Both halves complete (a miss, a real pack destroyed by another
   // thread, or a switch in between leaves one short): a pair.
-  const bool complete = block->real_ops == kTimed && block->proxy_ops == kTimed;
-  const std::uint64_t pair = clamp32(block->real_ticks / kTimed) << 32 | clamp32(block->proxy_ticks / kTimed);
+  const bool complete = block->real_ops == kBlock && block->proxy_ops == kBlock;
+  const std::uint64_t pair = clamp32(block->real_ticks / kBlock) << 32 | clamp32(block->proxy_ticks / kBlock);
   start_block(*block);
   if (!complete) return;
   const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;

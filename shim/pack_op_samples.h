@@ -2,20 +2,25 @@
 // measures it, inside the program, on its own ops.
 //
 // Once in every kPeriod variant packs a thread creates, a block of kBlock packs is passed through
-// (real ones, as with the cache off) and the next kBlock are proxies; in each half, the last
-// kTimed ops are timed from their create to their destroy. A window holds everything the program
-// does between the two calls (its own code, the execute) and what the calls do to its caches, so
-// the difference of the two halves' means is what the A/B sees for one op. The first ops of each
-// half are its warm-up: on the H200, the first real pack after a few hundred proxies took 5 to 6 us
-// to create (0.4 us in a program without the cache) and its execute ran 1 to 2 us slower, and a
-// proxy's execute after a run of real packs was slow the same way; after eight ops of a kind both
-// are within the noise of a program that only ever does that kind.
+// (real ones, as with the cache off) and the next kBlock are proxies; every op of both halves is
+// timed from its create to its destroy. A window holds everything the program does between the
+// two calls (its own code, the execute) and what the calls do to its caches, so the difference of
+// the two halves' means is what the A/B sees for one op: the A/B alternates blocks of two
+// iterations, 32 ops in both of its workloads, and so do these halves.
+//
+// Whole halves, not their steady ends, because switching costs: on the H200, the first real pack
+// after a few hundred proxies took 5 to 6 us to create (0.4 us in a program without the cache) and
+// its execute ran 1 to 2 us slower, and a proxy's execute after a run of real packs was slow the
+// same way, for more than eight ops. Timing only the ends of 16-op halves credited the conv network
+// with nothing, timing a lone real op beside a lone proxy with six times the A/B's figure. A
+// program that never switches pays neither; the A/B, which switches every 32 ops, pays both, and
+// the estimate is checked against it.
 //
 // A thread sums its windows in its own block; each finished period gives one pair of means to a
 // shared array (a relaxed fetch_add). The report takes a trimmed mean of the pairs' differences:
 // now and then a window holds an interrupt, and both halves are equally exposed to those. The
 // shim's own share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the
-// footprint figure. All of this is 1.6% of a program's packs made real, with statistics on only.
+// footprint figure. All of this makes 1.6% of a program's packs real, with statistics on only.
 #pragma once
 
 #include <cstdint>
@@ -27,30 +32,25 @@ namespace cudnn_fastpath::shim::pack_op_samples {
 
 enum class Slot : std::uint8_t {
   kNone,
-  kRealWarmUp,
-  kRealTimed,
-  kProxyWarmUp,
-  kProxyTimed,
-  kProxyOwnCalls,
+  kReal,           // passed through, its op timed
+  kProxy,          // a proxy, its op timed
+  kProxyOwnCalls,  // a proxy, its own calls timed
 };
 
-inline constexpr std::uint64_t kPeriod = 1024;
+inline constexpr std::uint64_t kPeriod = 2048;
 inline constexpr std::uint64_t kFirst = 128;   // a block's first pack, counted from a period's start
-inline constexpr std::uint64_t kBlock = 16;    // packs per half
-inline constexpr std::uint64_t kTimed = 8;     // the last of each half
-inline constexpr std::uint64_t kOwnCallsA = 300, kOwnCallsB = 800;  // offsets in a period
+inline constexpr std::uint64_t kBlock = 32;    // packs per half
+inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCallsB = 800;  // outside the block
 
 // The slot of a thread's `n`th variant pack. Inline, two compares for the usual answer: every
 // create runs it.
 inline Slot slot_of(std::uint64_t n) noexcept {
   const std::uint64_t offset = (n - kFirst) % kPeriod;
   if (__builtin_expect(offset >= 2 * kBlock, 1)) {
-    const std::uint64_t in_period = n % kPeriod;
+    const std::uint64_t in_period = n % kOwnCallsPeriod;
     return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
   }
-  const bool real = offset < kBlock, timed = offset % kBlock >= kBlock - kTimed;
-  if (real) return timed ? Slot::kRealTimed : Slot::kRealWarmUp;
-  return timed ? Slot::kProxyTimed : Slot::kProxyWarmUp;
+  return offset < kBlock ? Slot::kReal : Slot::kProxy;
 }
 
 // Whether the `n`th pack begins a block: its period's sums start again.
@@ -59,7 +59,7 @@ inline bool starts_block(std::uint64_t n) noexcept { return (n - kFirst) % kPeri
 // A block begins: the thread's sums start again.
 void start_block(ThreadBlock& block) noexcept;
 
-// A timed real op began: `pack` is its descriptor, `start` its create's first tick.
+// A sampled real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
 
 // Called when a descriptor that is not a proxy has been destroyed: closes the thread's real
@@ -73,7 +73,7 @@ inline void close_real_if_timed(const void* pack) noexcept {
   }
 }
 
-// A timed proxy op ended, `ticks` from create to destroy. The block's last one gives its pair.
+// A sampled proxy op ended, `ticks` from create to destroy. The block's last one gives its pair.
 void close_proxy(std::uint64_t ticks) noexcept;
 
 struct Summary {

@@ -305,18 +305,18 @@ CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadB
   if (samples::starts_block(n)) samples::start_block(block);
   const RealSymbols& real = library.real;
   Proxy* p = nullptr;
-  if (slot != samples::Slot::kRealWarmUp && slot != samples::Slot::kRealTimed) p = make_proxy(library, &block);
+  if (slot != samples::Slot::kReal) p = make_proxy(library, &block);
   if (p == nullptr) {
-    if (slot == samples::Slot::kRealWarmUp || slot == samples::Slot::kRealTimed) count(Counter::kPackSamples);
+    if (slot == samples::Slot::kReal) count(Counter::kPackSamples);
     const cudnnStatus_t status = real.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, descriptor);
-    if (slot == samples::Slot::kRealTimed && status == CUDNN_STATUS_SUCCESS) samples::open_real(block, *descriptor, start);
+    if (slot == samples::Slot::kReal && status == CUDNN_STATUS_SUCCESS) samples::open_real(block, *descriptor, start);
     return status;
   }
   if (slot == samples::Slot::kProxyOwnCalls) {
     p->timed = true;
     p->own_ticks = ticks() - start;
     p->timed_calls = 1;
-  } else if (slot == samples::Slot::kProxyTimed) {
+  } else if (slot == samples::Slot::kProxy) {
     p->window = true;
     p->own_ticks = start;
   }
