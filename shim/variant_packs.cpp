@@ -97,7 +97,7 @@ Proxy* take_proxy(ThreadBlock* block) noexcept {
 }
 
 // A destroyed proxy: kept as the thread's spare if it has none, else back to the pool.
-void give_back_proxy(Proxy* p) noexcept {
+CUDNN_FASTPATH_HOT void give_back_proxy(Proxy* p) noexcept {
   p->set_state(Proxy::State::kFree);
   if (ThreadBlock* block = t_block; block != nullptr && block->spare_proxy == nullptr) {
     block->spare_proxy = p;
@@ -246,7 +246,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
+CUDNN_FASTPATH_HOT cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
   if (Cache::Lease lease = g_cache.acquire(p.recorded, library_id(p.library))) {
     p.lease = lease;
     p.pack = lease.pack;
@@ -282,7 +282,7 @@ CUDNN_FASTPATH_COLD void count_proxy_sample(const Proxy* p, std::uint64_t start)
 }
 
 // A proxy from the thread's spare or the pool, set up for recording; nullptr if none is left.
-Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
+CUDNN_FASTPATH_HOT Proxy* make_proxy(const Binding& library, ThreadBlock* block) noexcept {
   Proxy* p = take_proxy(block);
   if (p == nullptr) return nullptr;
   p->private_pack = false;
