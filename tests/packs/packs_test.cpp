@@ -372,6 +372,23 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
   }
 }
 
+TEST_CASE("statistics with threads: each thread samples its own ops in pairs of its own", "[packs][threads][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run("linked", "threads", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(o["failures"] == 0);
+  CHECK(o["read_back_wrong"] == 0);
+  const std::string json = stats_json(dir);
+  INFO(json);
+  // 4 threads of 1000 packs: each passes its 128th to 159th through and times them beside its
+  // next 32 proxies (pack_op_samples.h), whatever the others do meanwhile.
+  CHECK(json_number(json, "pack_samples").value_or(-1) == 4 * 32);
+  CHECK(json_number(json, "packs_proxied").value_or(-1) == 4000 - 4 * 32);
+  CHECK(json_number(json, "pack_op_pairs").value_or(-1) == 4);
+  CHECK(json_number(json, "pack_op_real_ns").value_or(0) > 0);
+  CHECK(json_number(json, "pack_op_proxy_ns").value_or(0) > 0);
+  CHECK(o["real_packs"] <= 3 + 4 + 4 * 32);
+}
+
 TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
   const Outcome plain = run_without_shim("linked", "short_threads");
   CHECK(plain["real_packs"] == 2000);
