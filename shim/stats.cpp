@@ -59,6 +59,12 @@ ThreadBlock* claim_block() noexcept {
       block.owned.store(false, std::memory_order_release);
       return nullptr;
     }
+    // The sampling phase and a sampled block in progress are the thread's own, not the previous
+    // owner's: a new thread starts them again (its counts add to the block's, as said above).
+    block.proxies = 0;
+    block.window_pack = nullptr;
+    block.real_ticks = block.proxy_ticks = 0;
+    block.real_ops = block.proxy_ops = 0;
     t_block = &block;
     return &block;
   }

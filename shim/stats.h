@@ -37,7 +37,8 @@ inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 // A thread's own block: its counters, its sampling phases, and the proxy variant pack it keeps
 // for its next one (variant_packs.cpp). Everything a counted op touches is in the first line.
 // Whoever owns the block (owned: claimed with acquire, given back with release) alone reads and
-// writes the plain members; a block given back at thread exit keeps them for its next owner.
+// writes the plain members; a block given back at thread exit keeps its counters for its next
+// owner, which starts the sampling members again.
 struct alignas(64) ThreadBlock {
   std::uint64_t proxies;    // variant packs created, the sampling phase (set_stream.cpp uses kWouldSkip)
   void* window_pack;        // the real pack whose op is being timed (pack_op_samples.h), or null
