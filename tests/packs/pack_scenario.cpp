@@ -880,6 +880,22 @@ int short_threads() {
   return 0;
 }
 
+// Three threads one after another, 1000 ops each: each one that claims the statistics block the
+// one before it gave back at its exit must sample its own ops from its own start (pack_op_samples.h),
+// not carry on from the previous owner's count.
+int threads_in_turn() {
+  constexpr int kThreads = 3, kOps = 1000;
+  const Contents c = contents(1);
+  OpCounts counts;  // written by one thread at a time: each is joined before the next starts
+  for (int t = 0; t < kThreads; ++t)
+    std::thread([&] {
+      for (int i = 0; i < kOps; ++i) run_op(g_handle, g_matmul.plan(), c, counts);
+    }).join();
+  print("ops", kThreads * kOps);
+  print_counts(counts);
+  return 0;
+}
+
 #ifndef PACK_SCENARIO_LINKED
 // Mode global. A second copy of the shim (SCENARIO_SHIM_COPY, opened RTLD_LOCAL) next to the
 // preloaded one: each op's calls alternate between the two copies, so a pack created through one
@@ -1032,7 +1048,7 @@ const Case kCases[] = {
     {"two_plans", two_plans},     {"errors", errors},                 {"intermediates", intermediates},
     {"get_attribute", get_attribute}, {"cuda_graph", cuda_graph},     {"other_types", other_types},
     {"internal", internal},       {"eviction", eviction},             {"many_live", many_live},
-    {"threads", threads},         {"short_threads", short_threads}, {"fork", fork_child},               {"runtime_switch", runtime_switch},
+    {"threads", threads},         {"short_threads", short_threads}, {"threads_in_turn", threads_in_turn}, {"fork", fork_child},               {"runtime_switch", runtime_switch},
     {"tensor_limit", tensor_limit},
 #ifndef PACK_SCENARIO_LINKED
     {"two_shims", two_shims},

@@ -389,6 +389,20 @@ TEST_CASE("statistics with threads: each thread samples its own ops in pairs of 
   CHECK(o["real_packs"] <= 3 + 4 + 4 * 32);
 }
 
+TEST_CASE("statistics: a thread that takes over an exited thread's block samples from its own start", "[packs][threads][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run("linked", "threads_in_turn", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  const std::string json = stats_json(dir);
+  INFO(json);
+  // Three threads in turn, 1000 packs each: each passes 32 through and gives one pair. Counted on
+  // from the previous owner, the second would sample nothing (its packs would be the 1001st to
+  // the 2000th of the block).
+  CHECK(json_number(json, "pack_samples").value_or(-1) == 3 * 32);
+  CHECK(json_number(json, "pack_op_pairs").value_or(-1) == 3);
+}
+
 TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
   const Outcome plain = run_without_shim("linked", "short_threads");
   CHECK(plain["real_packs"] == 2000);
