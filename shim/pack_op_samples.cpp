@@ -9,7 +9,7 @@ namespace cudnn_fastpath::shim::pack_op_samples {
 namespace {
 
 // {real ticks: 32, proxy ticks: 32} per pair, each a half's mean. 16384 pairs (128 KiB of zero
-// pages until used) cover 32 million variant packs per thread; then the newest overwrite the oldest.
+// pages until used) cover 32 million variant packs; then the newest overwrite the oldest.
 constexpr std::uint64_t kPairs = 16384;
 std::atomic<std::uint64_t> g_pairs[kPairs];
 // Relaxed, both: the report reads the pairs after the program's threads are done with them
@@ -18,7 +18,7 @@ std::atomic<std::uint64_t> g_pairs_written{0};
 
 std::uint64_t clamp32(std::uint64_t ticks) { return ticks < 0xffffffffu ? ticks : 0xffffffffu; }
 
-// Both windows, trimmed (the same fraction at each end).
+// The share of the pairs' figures left out at each end.
 constexpr std::uint64_t kTrimPercent = 10;
 
 std::int64_t scratch[kPairs];  // the report's, at exit: no allocation there
@@ -28,25 +28,17 @@ int by_value(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-// The mean of `values` without its kTrimPercent smallest and largest; `kept` gets how many remain.
-double trimmed_mean(std::int64_t* values, std::uint64_t n, std::uint64_t& kept) {
-  kept = 0;
+// The mean of `values` without its kTrimPercent smallest and largest (sorts them).
+double trimmed_mean(std::int64_t* values, std::uint64_t n) {
   if (n == 0) return 0.0;
   std::qsort(values, n, sizeof *values, by_value);
   const std::uint64_t cut = n * kTrimPercent / 100;
   double sum = 0.0;
   for (std::uint64_t i = cut; i < n - cut; ++i) sum += static_cast<double>(values[i]);
-  kept = n - 2 * cut;
-  return sum / static_cast<double>(kept);
+  return sum / static_cast<double>(n - 2 * cut);
 }
 
 }  // namespace
-
-void start_block(ThreadBlock& block) noexcept {
-  block.window_pack = nullptr;
-  block.real_ticks = block.proxy_ticks = 0;
-  block.real_ops = block.proxy_ops = 0;
-}
 
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
   block.window_pack = pack;
@@ -62,7 +54,7 @@ void close_proxy(std::uint64_t ticks) noexcept {
   // thread, or a switch in between leaves one short): a pair.
   const bool complete = block->real_ops == kBlock && block->proxy_ops == kBlock;
   const std::uint64_t pair = clamp32(block->real_ticks / kBlock) << 32 | clamp32(block->proxy_ticks / kBlock);
-  start_block(*block);
+  block->forget_windows();
   if (!complete) return;
   const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
   g_pairs[index].store(pair, std::memory_order_relaxed);
@@ -74,17 +66,20 @@ Summary summarize() noexcept {
   const std::uint64_t n = written < kPairs ? written : kPairs;
   if (n == 0) return s;
   const double per_ns = ticks_per_ns();
-  std::uint64_t kept = 0;  // the same for each of the three
-  for (std::uint64_t i = 0; i < n; ++i) scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) >> 32);
-  s.real_op_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  for (std::uint64_t i = 0; i < n; ++i)
+    scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) >> 32);
+  s.real_op_ns = trimmed_mean(scratch, n) / per_ns;
   for (std::uint64_t i = 0; i < n; ++i)
     scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) & 0xffffffffu);
-  s.proxy_op_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  s.proxy_op_ns = trimmed_mean(scratch, n) / per_ns;
   for (std::uint64_t i = 0; i < n; ++i) {
     const std::uint64_t pair = g_pairs[i].load(std::memory_order_relaxed);
     scratch[i] = static_cast<std::int64_t>(pair >> 32) - static_cast<std::int64_t>(pair & 0xffffffffu);
   }
-  s.saved_per_hit_ns = trimmed_mean(scratch, n, kept) / per_ns;
+  double sum = 0.0;
+  for (std::uint64_t i = 0; i < n; ++i) sum += static_cast<double>(scratch[i]);
+  s.saved_per_hit_untrimmed_ns = sum / static_cast<double>(n) / per_ns;
+  s.saved_per_hit_ns = trimmed_mean(scratch, n) / per_ns;
   s.pairs = n;
   return s;
 }

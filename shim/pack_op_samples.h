@@ -9,7 +9,7 @@
 // iterations, 32 ops in both of its workloads, and so do these halves.
 //
 // Whole halves, not their steady ends, because switching costs: on the H200, the first real pack
-// after a few hundred proxies took 5 to 6 us to create (0.4 us in a program without the cache) and
+// after a few hundred proxies took 5 to 11 us to create (0.4 us in a program without the cache) and
 // its execute ran 1 to 2 us slower, and a proxy's execute after a run of real packs was slow the
 // same way, for more than eight ops. Timing only the ends of 16-op halves credited the conv network
 // with nothing, timing a lone real op beside a lone proxy with six times the A/B's figure. A
@@ -40,7 +40,8 @@ enum class Slot : std::uint8_t {
 inline constexpr std::uint64_t kPeriod = 2048;
 inline constexpr std::uint64_t kFirst = 128;   // a block's first pack, counted from a period's start
 inline constexpr std::uint64_t kBlock = 32;    // packs per half
-inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCallsB = 800;  // outside the block
+// kProxyOwnCalls: two packs in every 1024, outside the block.
+inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCallsB = 800;
 
 // The slot of a thread's `n`th variant pack. Inline, two compares for the usual answer: every
 // create runs it.
@@ -53,11 +54,8 @@ inline Slot slot_of(std::uint64_t n) noexcept {
   return offset < kBlock ? Slot::kReal : Slot::kProxy;
 }
 
-// Whether the `n`th pack begins a block: its period's sums start again.
+// Whether the `n`th pack begins a block: the thread's sums start again (ThreadBlock::forget_windows).
 inline bool starts_block(std::uint64_t n) noexcept { return (n - kFirst) % kPeriod == 0; }
-
-// A block begins: the thread's sums start again.
-void start_block(ThreadBlock& block) noexcept;
 
 // A sampled real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
@@ -81,6 +79,7 @@ struct Summary {
   double real_op_ns;         // trimmed means of the halves' means
   double proxy_op_ns;
   double saved_per_hit_ns;   // trimmed mean of the pairs' differences (real less proxy)
+  double saved_per_hit_untrimmed_ns;  // their plain mean, for comparison
 };
 Summary summarize() noexcept;
 

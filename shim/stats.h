@@ -53,6 +53,13 @@ struct alignas(64) ThreadBlock {
   std::uint64_t proxy_ticks;
   std::uint32_t real_ops;
   std::uint32_t proxy_ops;
+
+  // Forgets the sampled block in progress.
+  void forget_windows() noexcept {
+    window_pack = nullptr;
+    window_start = real_ticks = proxy_ticks = 0;
+    real_ops = proxy_ops = 0;
+  }
 };
 
 // The calling thread's block; null until it first counts, and again once it has exited.

@@ -302,7 +302,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadB
                                                  cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint64_t start = ticks();
   const samples::Slot slot = samples::slot_of(n);
-  if (samples::starts_block(n)) samples::start_block(block);
+  if (samples::starts_block(n)) block.forget_windows();
   const RealSymbols& real = library.real;
   Proxy* p = nullptr;
   if (slot != samples::Slot::kReal) p = make_proxy(library, &block);

@@ -196,7 +196,8 @@ def markdown(report):
             + (f". Shim: skipped={stats.get('skipped')}, forwarded_same_stream_ns={stats.get('forwarded_same_stream_ns')}, "
                f"pack_hits={stats.get('pack_hits')}, pack_misses={stats.get('pack_misses')}, "
                f"pack_op_real_ns={stats.get('pack_op_real_ns')}, pack_op_proxy_ns={stats.get('pack_op_proxy_ns')} "
-               f"({stats.get('pack_op_pairs')} pairs), pack_proxy_ns={stats.get('pack_proxy_ns')}; "
+               f"({stats.get('pack_op_pairs')} pairs), per hit {stats.get('pack_saved_per_hit_ns')} ns trimmed, "
+               f"{stats.get('pack_saved_per_hit_untrimmed_ns')} untrimmed, pack_proxy_ns={stats.get('pack_proxy_ns')}; "
                f"estimate per iteration: set-stream {us(est.get('set_stream'), 2)} µs, packs {us(est.get('packs'), 2)} µs."
                if stats else ". Shim: NO STATISTICS FILE (it writes one at exit, in a process that called cuDNN)."))
     return "\n".join(lines) + "\n"
