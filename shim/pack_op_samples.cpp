@@ -4,15 +4,18 @@
 #include <cstdlib>
 
 #include "shim/clock.h"
+#include "shim/process.h"
 
 namespace cudnn_fastpath::shim::pack_op_samples {
 namespace {
 
-// {real ticks: 32, proxy ticks: 32} per pair, each a half's mean. 16384 pairs (128 KiB of zero
-// pages until used) cover 32 million variant packs; then the newest overwrite the oldest.
+// {real ticks: 32, proxy ticks: 32} per pair, each a half's mean: its windows in g_pairs, its gaps
+// in g_gap_pairs at the same index. 16384 pairs (256 KiB of zero pages until used) cover 32
+// million variant packs; then the newest overwrite the oldest.
 constexpr std::uint64_t kPairs = 16384;
 std::atomic<std::uint64_t> g_pairs[kPairs];
-// Relaxed, both: the report reads the pairs after the program's threads are done with them
+std::atomic<std::uint64_t> g_gap_pairs[kPairs];
+// Relaxed, all: the report reads the pairs after the program's threads are done with them
 // (at exit), and a pair read half-written would only be one sample off.
 std::atomic<std::uint64_t> g_pairs_written{0};
 
@@ -40,24 +43,54 @@ double trimmed_mean(std::int64_t* values, std::uint64_t n) {
 
 }  // namespace
 
+void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept {
+  block.gap_start = end;
+  block.gap_after_real = after_real;
+  block.gap_switches = feature_switches();
+}
+
+void close_gap(ThreadBlock& block, std::uint64_t start) noexcept {
+  if (block.gap_start == 0) return;
+  // A gap that spans a switch of the features (an A/B's other arm, say) is not one op's.
+  if (block.gap_switches == feature_switches() && start > block.gap_start) {
+    if (block.gap_after_real) {
+      block.real_gap_ticks += start - block.gap_start;
+      ++block.real_gaps;
+    } else {
+      block.proxy_gap_ticks += start - block.gap_start;
+      ++block.proxy_gaps;
+    }
+  }
+  block.gap_start = 0;
+}
+
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
   block.window_pack = pack;
   block.window_start = start;
 }
 
-void close_proxy(std::uint64_t ticks) noexcept {
+void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept {
   ThreadBlock* block = t_block;
   if (block == nullptr) return;
   block->proxy_ticks += ticks;
-  if (++block->proxy_ops < kBlock) return;
-  // The block's last proxy. Both halves complete (a miss, a real pack destroyed by another
-  // thread, or a switch in between leaves one short): a pair.
-  const bool complete = block->real_ops == kBlock && block->proxy_ops == kBlock;
-  const std::uint64_t pair = clamp32(block->real_ticks / kBlock) << 32 | clamp32(block->proxy_ticks / kBlock);
-  block->forget_windows();
-  if (!complete) return;
-  const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
-  g_pairs[index].store(pair, std::memory_order_relaxed);
+  ++block->proxy_ops;
+  open_gap(*block, false, end);
+}
+
+void finish_block(ThreadBlock& block) noexcept {
+  // Both halves whole (a miss, a real pack destroyed by another thread, or a switch in between
+  // leaves one short), and most gaps measured (a switch drops one): a pair.
+  const bool complete = block.real_ops == kBlock && block.proxy_ops == kBlock &&
+                        block.real_gaps >= kBlock / 2 && block.proxy_gaps >= kBlock / 2;
+  if (complete) {
+    const std::uint64_t windows = clamp32(block.real_ticks / kBlock) << 32 | clamp32(block.proxy_ticks / kBlock);
+    const std::uint64_t gaps = clamp32(block.real_gap_ticks / block.real_gaps) << 32 |
+                               clamp32(block.proxy_gap_ticks / block.proxy_gaps);
+    const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
+    g_pairs[index].store(windows, std::memory_order_relaxed);
+    g_gap_pairs[index].store(gaps, std::memory_order_relaxed);
+  }
+  block.forget_windows();
 }
 
 Summary summarize() noexcept {
@@ -66,20 +99,24 @@ Summary summarize() noexcept {
   const std::uint64_t n = written < kPairs ? written : kPairs;
   if (n == 0) return s;
   const double per_ns = ticks_per_ns();
-  for (std::uint64_t i = 0; i < n; ++i)
-    scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) >> 32);
-  s.real_op_ns = trimmed_mean(scratch, n) / per_ns;
-  for (std::uint64_t i = 0; i < n; ++i)
-    scratch[i] = static_cast<std::int64_t>(g_pairs[i].load(std::memory_order_relaxed) & 0xffffffffu);
-  s.proxy_op_ns = trimmed_mean(scratch, n) / per_ns;
-  for (std::uint64_t i = 0; i < n; ++i) {
-    const std::uint64_t pair = g_pairs[i].load(std::memory_order_relaxed);
-    scratch[i] = static_cast<std::int64_t>(pair >> 32) - static_cast<std::int64_t>(pair & 0xffffffffu);
-  }
-  double sum = 0.0;
+  const auto real = [](std::uint64_t pair) { return static_cast<std::int64_t>(pair >> 32); };
+  const auto proxy = [](std::uint64_t pair) { return static_cast<std::int64_t>(pair & 0xffffffffu); };
+  // One figure: `value` of each pair's windows and gaps, trimmed.
+  const auto figure = [&](auto value) {
+    for (std::uint64_t i = 0; i < n; ++i)
+      scratch[i] = value(g_pairs[i].load(std::memory_order_relaxed), g_gap_pairs[i].load(std::memory_order_relaxed));
+    return trimmed_mean(scratch, n) / per_ns;
+  };
+  s.real_op_ns = figure([&](std::uint64_t w, std::uint64_t) { return real(w); });
+  s.proxy_op_ns = figure([&](std::uint64_t w, std::uint64_t) { return proxy(w); });
+  s.real_gap_ns = figure([&](std::uint64_t, std::uint64_t g) { return real(g); });
+  s.proxy_gap_ns = figure([&](std::uint64_t, std::uint64_t g) { return proxy(g); });
+  s.saved_per_hit_with_gaps_ns =
+      figure([&](std::uint64_t w, std::uint64_t g) { return real(w) + real(g) - proxy(w) - proxy(g); });
+  s.saved_per_hit_ns = figure([&](std::uint64_t w, std::uint64_t) { return real(w) - proxy(w); });
+  double sum = 0.0;  // scratch holds the differences, sorted
   for (std::uint64_t i = 0; i < n; ++i) sum += static_cast<double>(scratch[i]);
   s.saved_per_hit_untrimmed_ns = sum / static_cast<double>(n) / per_ns;
-  s.saved_per_hit_ns = trimmed_mean(scratch, n) / per_ns;
   s.pairs = n;
   return s;
 }
@@ -87,7 +124,10 @@ Summary summarize() noexcept {
 void forget_in_child() noexcept {
   // Only pairs that were written are touched: the rest are zero pages nobody faulted in.
   const std::uint64_t written = g_pairs_written.load(std::memory_order_relaxed);
-  for (std::uint64_t i = 0; i < written && i < kPairs; ++i) g_pairs[i].store(0, std::memory_order_relaxed);
+  for (std::uint64_t i = 0; i < written && i < kPairs; ++i) {
+    g_pairs[i].store(0, std::memory_order_relaxed);
+    g_gap_pairs[i].store(0, std::memory_order_relaxed);
+  }
   g_pairs_written.store(0, std::memory_order_relaxed);
 }
 

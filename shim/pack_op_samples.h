@@ -34,6 +34,7 @@ enum class Slot : std::uint8_t {
   kNone,
   kReal,           // passed through, its op timed
   kProxy,          // a proxy, its op timed
+  kBlockEnd,       // a proxy after the block: its create closes the last gap and gives the pair
   kProxyOwnCalls,  // a proxy, its own calls timed
 };
 
@@ -47,15 +48,20 @@ inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCal
 // create runs it.
 inline Slot slot_of(std::uint64_t n) noexcept {
   const std::uint64_t offset = (n - kFirst) % kPeriod;
-  if (__builtin_expect(offset >= 2 * kBlock, 1)) {
+  if (__builtin_expect(offset > 2 * kBlock, 1)) {
     const std::uint64_t in_period = n % kOwnCallsPeriod;
     return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
   }
-  return offset < kBlock ? Slot::kReal : Slot::kProxy;
+  return offset < kBlock ? Slot::kReal : offset < 2 * kBlock ? Slot::kProxy : Slot::kBlockEnd;
 }
 
 // Whether the `n`th pack begins a block: the thread's sums start again (ThreadBlock::forget_windows).
 inline bool starts_block(std::uint64_t n) noexcept { return (n - kFirst) % kPeriod == 0; }
+
+// A sampled op's gap opens at its destroy (`end`) and closes at the thread's next create.
+void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept;
+// The create of a pack in the block, or just after it: closes the gap open, if any.
+void close_gap(ThreadBlock& block, std::uint64_t start) noexcept;
 
 // A sampled real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
@@ -65,14 +71,19 @@ void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
 inline void close_real_if_timed(const void* pack) noexcept {
   ThreadBlock* block = t_block;
   if (__builtin_expect(block != nullptr && block->window_pack == pack && pack != nullptr, 0)) {
+    const std::uint64_t end = ticks();
     block->window_pack = nullptr;
-    block->real_ticks += ticks() - block->window_start;
+    block->real_ticks += end - block->window_start;
     ++block->real_ops;
+    open_gap(*block, true, end);
   }
 }
 
-// A sampled proxy op ended, `ticks` from create to destroy. The block's last one gives its pair.
-void close_proxy(std::uint64_t ticks) noexcept;
+// A sampled proxy op ended at `end`, `ticks` after its create.
+void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept;
+
+// The create after the block: the pair, if both halves are whole.
+void finish_block(ThreadBlock& block) noexcept;
 
 struct Summary {
   std::uint64_t pairs;       // pairs the figures come from (the newest 16384 at most), before trimming
@@ -80,6 +91,9 @@ struct Summary {
   double proxy_op_ns;
   double saved_per_hit_ns;   // trimmed mean of the pairs' differences (real less proxy)
   double saved_per_hit_untrimmed_ns;  // their plain mean, for comparison
+  double real_gap_ns;        // trimmed means of the halves' gaps: the program's own work between ops
+  double proxy_gap_ns;
+  double saved_per_hit_with_gaps_ns;  // trimmed mean of the differences of window plus gap
 };
 Summary summarize() noexcept;
 

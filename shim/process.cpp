@@ -13,6 +13,7 @@
 namespace cudnn_fastpath::shim {
 
 std::atomic<std::uint32_t> g_mode{0};
+std::atomic<std::uint32_t> g_feature_switches{0};
 
 namespace {
 
@@ -103,6 +104,7 @@ unsigned features() noexcept {
 unsigned set_features(unsigned wanted) noexcept {
   std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().set_features(wanted);
+  g_feature_switches.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t requested = ((wanted & kFeatureSetStream) ? mode::kSkipping : 0u) |
                                   ((wanted & kFeatureVariantPacks) ? mode::kCaching : 0u);
   const std::uint32_t bits = requested & allowed_features(config());

@@ -44,6 +44,11 @@ const DispatchV1& leader() noexcept;
 unsigned features() noexcept;
 unsigned set_features(unsigned wanted) noexcept;
 
+// How many times set_features() has run: statistics drop an interval that spans a switch.
+// Relaxed: only compared for equality by the thread that reads it twice.
+extern std::atomic<std::uint32_t> g_feature_switches __attribute__((visibility("hidden")));
+inline std::uint32_t feature_switches() noexcept { return g_feature_switches.load(std::memory_order_relaxed); }
+
 // A cuDNN call was made by this process: its statistics are reported at exit (a forked child
 // reports only once it made calls of its own).
 inline void note_cudnn_call() noexcept { arm_report(); }

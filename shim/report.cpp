@@ -207,6 +207,9 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"pack_op_proxy_ns\": %.1f,\n"
       "  \"pack_saved_per_hit_ns\": %.1f,\n"
       "  \"pack_saved_per_hit_untrimmed_ns\": %.1f,\n"
+      "  \"pack_gap_real_ns\": %.1f,\n"
+      "  \"pack_gap_proxy_ns\": %.1f,\n"
+      "  \"pack_saved_per_hit_with_gaps_ns\": %.1f,\n"
       "  \"pack_proxy_ns\": %.1f,\n"
       "  \"pack_saved_ns_estimate\": %.0f,\n"
       "  \"total_saved_ns_estimate\": %.0f,\n"
@@ -222,7 +225,8 @@ void write_json(const Figures& f, const char* pattern) {
       u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
       u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
       u(f.pack_ops.pairs), f.pack_ops.real_op_ns, f.pack_ops.proxy_op_ns, f.pack_ops.saved_per_hit_ns,
-      f.pack_ops.saved_per_hit_untrimmed_ns,
+      f.pack_ops.saved_per_hit_untrimmed_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
+      f.pack_ops.saved_per_hit_with_gaps_ns,
       f.pack_proxy_ns, f.pack_saved_ns,
       f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
       cfg.disable ? "true" : "false");

@@ -53,12 +53,23 @@ struct alignas(64) ThreadBlock {
   std::uint64_t proxy_ticks;
   std::uint32_t real_ops;
   std::uint32_t proxy_ops;
+  // The gaps after the sampled ops: from a destroy to the thread's next create.
+  std::uint64_t gap_start;  // the open gap's destroy, in ticks; 0 when none is open
+  std::uint64_t real_gap_ticks;
+  std::uint64_t proxy_gap_ticks;
+  std::uint32_t real_gaps;
+  std::uint32_t proxy_gaps;
+  std::uint32_t gap_switches;  // feature_switches() when the gap opened
+  bool gap_after_real;
 
   // Forgets the sampled block in progress.
   void forget_windows() noexcept {
     window_pack = nullptr;
     window_start = real_ticks = proxy_ticks = 0;
     real_ops = proxy_ops = 0;
+    gap_start = real_gap_ticks = proxy_gap_ticks = 0;
+    real_gaps = proxy_gaps = gap_switches = 0;
+    gap_after_real = false;
   }
 };
 

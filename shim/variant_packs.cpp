@@ -303,6 +303,8 @@ CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadB
   const std::uint64_t start = ticks();
   const samples::Slot slot = samples::slot_of(n);
   if (samples::starts_block(n)) block.forget_windows();
+  else samples::close_gap(block, start);  // the previous op's, if it was sampled
+  if (slot == samples::Slot::kBlockEnd) samples::finish_block(block);
   const RealSymbols& real = library.real;
   Proxy* p = nullptr;
   if (slot != samples::Slot::kReal) p = make_proxy(library, &block);
@@ -544,7 +546,10 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_destroy_descriptor(const void* caller,
     p->lease = {};
     p->pack = nullptr;
     give_back_proxy(p);
-    if (__builtin_expect(window, 0) && counting(m)) samples::close_proxy(ticks() - window_start);
+    if (__builtin_expect(window, 0) && counting(m)) {
+      const std::uint64_t end = ticks();
+      samples::close_proxy(end - window_start, end);
+    }
     return CUDNN_STATUS_SUCCESS;
   }
   return backend_destroy_descriptor_general(caller, descriptor);

@@ -559,7 +559,7 @@ TEST_CASE("statistics: the pack counts in the JSON file and a stderr line", "[pa
     INFO(key);
     CHECK(json_number(json, key).value_or(-1) == value);
   }
-  for (const char* key : {"pack_op_real_ns", "pack_op_proxy_ns", "pack_proxy_ns"}) {
+  for (const char* key : {"pack_op_real_ns", "pack_op_proxy_ns", "pack_proxy_ns", "pack_gap_real_ns", "pack_gap_proxy_ns"}) {
     INFO(key);
     CHECK(json_number(json, key).value_or(0) > 0);
   }
