@@ -16,11 +16,14 @@
 // program that never switches pays neither; the A/B, which switches every 32 ops, pays both, and
 // the estimate is checked against it.
 //
-// A thread sums its windows in its own block; each finished period gives one pair of means to a
-// shared array (a relaxed fetch_add). The report takes a trimmed mean of the pairs' differences:
-// now and then a window holds an interrupt, and both halves are equally exposed to those. The
-// shim's own share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the
-// footprint figure. All of this makes 1.6% of a program's packs real, with statistics on only.
+// A thread sums its windows in its own block; the create after the block gives one pair of means
+// to a shared array (a relaxed fetch_add). The report takes a trimmed mean of the pairs'
+// differences: now and then a window holds an interrupt, and both halves are equally exposed to
+// those. Beside the windows, the gap after each sampled op (its destroy to the thread's next
+// create: the program's own work between ops, dropped if a feature switch falls in it) is summed
+// the same way, a diagnostic the estimate leaves out (docs/gpu-results.md says why). The shim's own
+// share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the footprint
+// figure. All of this makes 1.6% of a program's packs real, with statistics on only.
 #pragma once
 
 #include <cstdint>
