@@ -127,6 +127,27 @@ std::string stats_json(const std::string& dir) {
   return listing.out;
 }
 
+// A run of a scenario (linked, no failed call) with a statistics file, and that file.
+struct StatsRun {
+  Outcome outcome;
+  std::string json;
+};
+StatsRun run_with_stats_file(const std::string& name) {
+  const std::string dir = make_temp_dir();
+  StatsRun r{run("linked", name, {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}}), ""};
+  CHECK(r.outcome["failures"] == 0);
+  r.json = stats_json(dir);
+  return r;
+}
+
+// Each of `threads` threads made 1000 packs or more: each sampled one block (pack_op_samples.h),
+// 32 packs passed through and one pair.
+void check_one_block_per_thread(const std::string& json, int threads) {
+  INFO(json);
+  CHECK(json_number(json, "pack_samples").value_or(-1) == threads * 32);
+  CHECK(json_number(json, "pack_op_pairs").value_or(-1) == threads);
+}
+
 }  // namespace
 
 TEST_CASE("1000 ops with the same contents make exactly one real variant pack", "[packs]") {
@@ -373,34 +394,24 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
 }
 
 TEST_CASE("statistics with threads: each thread samples its own ops in pairs of its own", "[packs][threads][stats]") {
-  const std::string dir = make_temp_dir();
-  const Outcome o = run("linked", "threads", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-  CHECK(o["failures"] == 0);
-  CHECK(o["read_back_wrong"] == 0);
-  const std::string json = stats_json(dir);
-  INFO(json);
+  const StatsRun r = run_with_stats_file("threads");
+  CHECK(r.outcome["read_back_wrong"] == 0);
   // 4 threads of 1000 packs: each passes its 128th to 159th through and times them beside its
-  // next 32 proxies (pack_op_samples.h), whatever the others do meanwhile.
-  CHECK(json_number(json, "pack_samples").value_or(-1) == 4 * 32);
-  CHECK(json_number(json, "packs_proxied").value_or(-1) == 4000 - 4 * 32);
-  CHECK(json_number(json, "pack_op_pairs").value_or(-1) == 4);
-  CHECK(json_number(json, "pack_op_real_ns").value_or(0) > 0);
-  CHECK(json_number(json, "pack_op_proxy_ns").value_or(0) > 0);
-  CHECK(o["real_packs"] <= 3 + 4 + 4 * 32);
+  // next 32 proxies, whatever the others do meanwhile.
+  check_one_block_per_thread(r.json, 4);
+  INFO(r.json);
+  CHECK(json_number(r.json, "packs_proxied").value_or(-1) == 4000 - 4 * 32);
+  CHECK(json_number(r.json, "pack_op_real_ns").value_or(0) > 0);
+  CHECK(json_number(r.json, "pack_op_proxy_ns").value_or(0) > 0);
+  CHECK(r.outcome["real_packs"] <= 3 + 4 + 4 * 32);
 }
 
 TEST_CASE("statistics: a thread that takes over an exited thread's block samples from its own start", "[packs][threads][stats]") {
-  const std::string dir = make_temp_dir();
-  const Outcome o = run("linked", "threads_in_turn", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-  CHECK(o["failures"] == 0);
-  CHECK(o["mismatches"] == 0);
-  const std::string json = stats_json(dir);
-  INFO(json);
-  // Three threads in turn, 1000 packs each: each passes 32 through and gives one pair. Counted on
-  // from the previous owner, the second would sample nothing (its packs would be the 1001st to
-  // the 2000th of the block).
-  CHECK(json_number(json, "pack_samples").value_or(-1) == 3 * 32);
-  CHECK(json_number(json, "pack_op_pairs").value_or(-1) == 3);
+  const StatsRun r = run_with_stats_file("threads_in_turn");
+  CHECK(r.outcome["mismatches"] == 0);
+  // Three threads in turn, 1000 packs each. Counted on from the previous owner, the second would
+  // sample nothing (its packs would be the block's 1001st to 2000th).
+  check_one_block_per_thread(r.json, 3);
 }
 
 TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
