@@ -41,14 +41,7 @@ double trimmed_mean(std::int64_t* values, std::uint64_t n) {
   return sum / static_cast<double>(n - 2 * cut);
 }
 
-}  // namespace
-
-void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept {
-  block.gap_start = end;
-  block.gap_after_real = after_real;
-  block.gap_switches = feature_switches();
-}
-
+// The create after a timed op: closes its gap, if one is open.
 void close_gap(ThreadBlock& block, std::uint64_t start) noexcept {
   if (block.gap_start == 0) return;
   // A gap that spans a switch of the features (an A/B's other arm, say) is not one op's.
@@ -64,6 +57,31 @@ void close_gap(ThreadBlock& block, std::uint64_t start) noexcept {
   block.gap_start = 0;
 }
 
+// The create after the block: the pair, if both halves are whole.
+void finish_block(ThreadBlock& block) noexcept {
+  // Both halves whole (a miss, a real pack destroyed by another thread, or a switch in between
+  // leaves one short), and most gaps measured (a switch drops one): a pair.
+  const bool complete = block.real_ops == kTimed && block.proxy_ops == kTimed &&
+                        block.real_gaps >= kTimed / 2 && block.proxy_gaps >= kTimed / 2;
+  if (complete) {
+    const std::uint64_t windows = clamp32(block.real_ticks / kTimed) << 32 | clamp32(block.proxy_ticks / kTimed);
+    const std::uint64_t gaps = clamp32(block.real_gap_ticks / block.real_gaps) << 32 |
+                               clamp32(block.proxy_gap_ticks / block.proxy_gaps);
+    const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
+    g_pairs[index].store(windows, std::memory_order_relaxed);
+    g_gap_pairs[index].store(gaps, std::memory_order_relaxed);
+  }
+  block.forget_sampled_block();
+}
+
+}  // namespace
+
+void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept {
+  block.gap_start = end;
+  block.gap_after_real = after_real;
+  block.gap_switches = feature_switches();
+}
+
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
   block.window_pack = pack;
   block.window_start = start;
@@ -77,20 +95,61 @@ void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept {
   open_gap(*block, false, end);
 }
 
-void finish_block(ThreadBlock& block) noexcept {
-  // Both halves whole (a miss, a real pack destroyed by another thread, or a switch in between
-  // leaves one short), and most gaps measured (a switch drops one): a pair.
-  const bool complete = block.real_ops == kBlock && block.proxy_ops == kBlock &&
-                        block.real_gaps >= kBlock / 2 && block.proxy_gaps >= kBlock / 2;
-  if (complete) {
-    const std::uint64_t windows = clamp32(block.real_ticks / kBlock) << 32 | clamp32(block.proxy_ticks / kBlock);
-    const std::uint64_t gaps = clamp32(block.real_gap_ticks / block.real_gaps) << 32 |
-                               clamp32(block.proxy_gap_ticks / block.proxy_gaps);
-    const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
-    g_pairs[index].store(windows, std::memory_order_relaxed);
-    g_gap_pairs[index].store(gaps, std::memory_order_relaxed);
+// The slot of a pack outside the blocks.
+Slot unsampled_slot(std::uint64_t n) noexcept {
+  const std::uint64_t in_period = n % kOwnCallsPeriod;
+  return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
+}
+
+Slot next_slot(ThreadBlock& block, std::uint64_t n, std::uint64_t start) noexcept {
+  const std::uint64_t offset = (n - kFirst) % kPeriod;  // in the block, while one is sampled
+  if (offset == 0) {  // a block begins; one still in progress is dropped
+    block.forget_sampled_block();
+    block.sample_phase = PackSamplePhase::kRealWarmUp;
+    block.sample_switches = feature_switches();
+  } else {
+    close_gap(block, start);  // the previous op's, if it was timed
+    if (block.sample_phase == PackSamplePhase::kIdle) return unsampled_slot(n);
+    if (block.sample_phase == PackSamplePhase::kProxy && block.timed_ops == kTimed) {
+      finish_block(block);  // the create after the block
+      return Slot::kNone;
+    }
+    // The features switched since the last op (an A/B's other arm ran, say): the half warms up
+    // again, keeping the ops it timed before.
+    const std::uint32_t switches = feature_switches();
+    if (switches != block.sample_switches) {
+      block.sample_switches = switches;
+      block.warm_ops = 0;
+      block.sample_phase = block.sample_phase <= PackSamplePhase::kReal ? PackSamplePhase::kRealWarmUp
+                                                                         : PackSamplePhase::kProxyWarmUp;
+    }
+    // Every pack of the real half so far was passed through: a program that switches too often
+    // for the half to fill gives up no more than kMaxRealHalf of a period's packs.
+    if (block.sample_phase <= PackSamplePhase::kReal && offset >= kMaxRealHalf) {
+      block.forget_sampled_block();
+      return unsampled_slot(n);
+    }
   }
-  block.forget_windows();
+  switch (block.sample_phase) {
+    case PackSamplePhase::kRealWarmUp:
+      if (++block.warm_ops == kWarmUp) block.sample_phase = PackSamplePhase::kReal;
+      return Slot::kRealUntimed;
+    case PackSamplePhase::kReal:
+      if (++block.timed_ops == kTimed) {
+        block.sample_phase = PackSamplePhase::kProxyWarmUp;
+        block.warm_ops = block.timed_ops = 0;
+      }
+      return Slot::kReal;
+    case PackSamplePhase::kProxyWarmUp:
+      if (++block.warm_ops == kWarmUp) block.sample_phase = PackSamplePhase::kProxy;
+      return Slot::kProxyUntimed;
+    case PackSamplePhase::kProxy:
+      ++block.timed_ops;
+      return Slot::kProxy;
+    case PackSamplePhase::kIdle:
+      break;
+  }
+  return Slot::kNone;
 }
 
 Summary summarize() noexcept {

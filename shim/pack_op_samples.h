@@ -1,29 +1,34 @@
 // Statistics for the variant-pack cache: what a hit saves, measured the way the in-process A/B
 // measures it, inside the program, on its own ops.
 //
-// Once in every kPeriod variant packs a thread creates, a block of kBlock packs is passed through
-// (real ones, as with the cache off) and the next kBlock are proxies; every op of both halves is
-// timed from its create to its destroy. A window holds everything the program does between the
-// two calls (its own code, the execute) and what the calls do to its caches, so the difference of
-// the two halves' means is what the A/B sees for one op: the A/B alternates blocks of two
-// iterations, 32 ops in both of its workloads, and so do these halves.
+// Once in every kPeriod variant packs a thread creates, it samples a block: kWarmUp + kTimed packs
+// passed through (real ones, as with the cache off), then kWarmUp + kTimed proxies; each half's
+// last kTimed ops are timed from their create to their destroy. A window holds everything the
+// program does between the two calls (its own code, the execute) and what the calls do to its
+// caches, so the difference of the two halves' means is what a program saves per op. The pair of
+// means goes to a shared array; the report takes a trimmed mean of the pairs' differences (now and
+// then a window holds an interrupt, and both halves are equally exposed to those).
 //
-// Whole halves, not their steady ends, because switching costs: on the H200, the first real pack
-// after a few hundred proxies took 5 to 11 us to create (0.4 us in a program without the cache) and
-// its execute ran 1 to 2 us slower, and a proxy's execute after a run of real packs was slow the
-// same way, for more than eight ops. Timing only the ends of 16-op halves credited the conv network
-// with nothing, timing a lone real op beside a lone proxy with six times the A/B's figure. A
-// program that never switches pays neither; the A/B, which switches every 32 ops, pays both, and
-// the estimate is checked against it.
+// Why the untimed ops: switching costs, both ways, for about one pass over the program's distinct
+// packs. On the H200 the first real pack after a few hundred proxies took 5 to 11 us to create
+// (0.4 us in a program without the cache), and a proxy's execute after a run of real packs was 3 us
+// slower, op after op for more than eight ops: in the conv network (16 convolutions a pass)
+// timing whole 32-op halves credited 61 to 76% of the A/B's gain, the last 8 of 16-op halves
+// nothing. A program that never switches pays neither cost, and the A/B does not time them either
+// (one untimed pass after each switch). So each half warms up first, and again after a switch of
+// the features (the A/B's arms, a program stepping aside): a half's timed ops are its first kTimed
+// ops that follow kWarmUp of their kind without a switch in between. A program whose pass has more
+// distinct packs than kWarmUp is likely credited less than it saves.
 //
-// A thread sums its windows in its own block; the create after the block gives one pair of means
-// to a shared array (a relaxed fetch_add). The report takes a trimmed mean of the pairs'
-// differences: now and then a window holds an interrupt, and both halves are equally exposed to
-// those. Beside the windows, the gap after each sampled op (its destroy to the thread's next
-// create: the program's own work between ops, dropped if a feature switch falls in it) is summed
-// the same way, a diagnostic the estimate leaves out (docs/gpu-results.md says why). The shim's own
-// share alone (a proxy's calls, create to destroy) is timed at kProxyOwnCalls, for the footprint
-// figure. All of this makes 1.6% of a program's packs real, with statistics on only.
+// A block is dropped if its real half is not done within kMaxRealHalf packs (the features switched
+// more often than every kWarmUp packs; the A/B's arms, 48 packs each, need 127 at most), or if it
+// is not done when the next period begins. Beside the windows, the gap after each timed op (its
+// destroy to the thread's next create: the program's own work between ops, dropped if a feature
+// switch falls in it) is summed the same way, a diagnostic the estimate leaves out
+// (docs/gpu-results.md says why). The shim's own share alone (a proxy's calls, create to destroy)
+// is timed at kProxyOwnCalls, for the footprint figure. All of this makes 3.1% of a program's packs
+// real (9.4% at most, in a program that switches the features all the time), with statistics on
+// only.
 #pragma once
 
 #include <cstdint>
@@ -35,37 +40,40 @@ namespace cudnn_fastpath::shim::pack_op_samples {
 
 enum class Slot : std::uint8_t {
   kNone,
+  kRealUntimed,    // passed through: a real half's warm-up
   kReal,           // passed through, its op timed
+  kProxyUntimed,   // a proxy of a proxy half's warm-up
   kProxy,          // a proxy, its op timed
-  kBlockEnd,       // a proxy after the block: its create closes the last gap and gives the pair
   kProxyOwnCalls,  // a proxy, its own calls timed
 };
 
 inline constexpr std::uint64_t kPeriod = 2048;
-inline constexpr std::uint64_t kFirst = 128;   // a block's first pack, counted from a period's start
-inline constexpr std::uint64_t kBlock = 32;    // packs per half
-// kProxyOwnCalls: two packs in every 1024, outside the block.
+inline constexpr std::uint64_t kFirst = 128;  // a block's first pack, counted from a period's start
+inline constexpr std::uint32_t kWarmUp = 32;  // untimed packs before a half's timed ones
+inline constexpr std::uint32_t kTimed = 32;   // timed packs per half
+// A real half not done within this many packs of its block's start (the features switched again
+// and again) is dropped with its block.
+inline constexpr std::uint64_t kMaxRealHalf = 3 * (kWarmUp + kTimed);
+// kProxyOwnCalls: two packs in every 1024, when no block is being sampled.
 inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCallsB = 800;
+static_assert(kFirst + 2 * (kWarmUp + kTimed) < kOwnCallsA,
+              "a block sampled without a switch ends before the first proxy whose own calls are timed");
 
-// The slot of a thread's `n`th variant pack. Inline, two compares for the usual answer: every
-// create runs it.
-inline Slot slot_of(std::uint64_t n) noexcept {
-  const std::uint64_t offset = (n - kFirst) % kPeriod;
-  if (__builtin_expect(offset > 2 * kBlock, 1)) {
-    const std::uint64_t in_period = n % kOwnCallsPeriod;
-    return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
-  }
-  return offset < kBlock ? Slot::kReal : offset < 2 * kBlock ? Slot::kProxy : Slot::kBlockEnd;
+// Whether the thread's `n`th variant pack is one of the sampled ones (next_slot says which).
+// Inline, a load and three compares for the usual answer: every create runs it.
+inline bool sampled(const ThreadBlock& block, std::uint64_t n) noexcept {
+  if (block.sample_phase != PackSamplePhase::kIdle) return true;
+  const std::uint64_t in_period = n % kOwnCallsPeriod;
+  return (n - kFirst) % kPeriod == 0 || in_period == kOwnCallsA || in_period == kOwnCallsB;
 }
 
-// Whether the `n`th pack begins a block: the thread's sums start again (ThreadBlock::forget_windows).
-inline bool starts_block(std::uint64_t n) noexcept { return (n - kFirst) % kPeriod == 0; }
+// The slot of the thread's `n`th variant pack, created at `start`: moves the block on (begins
+// it, closes the previous timed op's gap, warms up again after a switch, gives the pair at its
+// end).
+Slot next_slot(ThreadBlock& block, std::uint64_t n, std::uint64_t start) noexcept;
 
 // A sampled op's gap opens at its destroy (`end`) and closes at the thread's next create.
 void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept;
-// The create of a pack in the block, or just after it: closes the gap open, if any.
-void close_gap(ThreadBlock& block, std::uint64_t start) noexcept;
-
 // A sampled real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
 
@@ -84,9 +92,6 @@ inline void close_real_if_timed(const void* pack) noexcept {
 
 // A sampled proxy op ended at `end`, `ticks` after its create.
 void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept;
-
-// The create after the block: the pair, if both halves are whole.
-void finish_block(ThreadBlock& block) noexcept;
 
 struct Summary {
   std::uint64_t pairs;       // pairs the figures come from (the newest 16384 at most), before trimming

@@ -62,7 +62,7 @@ ThreadBlock* claim_block() noexcept {
     // The sampling phase and a sampled block in progress are the thread's own, not the previous
     // owner's: a new thread starts them again (its counts add to the block's, as said above).
     block.proxies = 0;
-    block.forget_windows();
+    block.forget_sampled_block();
     t_block = &block;
     return &block;
   }
@@ -95,7 +95,7 @@ void reset_counters_in_child() noexcept {
     }
     for (auto& value : block.values) value.store(0, std::memory_order_relaxed);
     block.proxies = 0;
-    block.forget_windows();
+    block.forget_sampled_block();
     if (&block != t_block) block.owned.store(false, std::memory_order_relaxed);
   }
   for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);

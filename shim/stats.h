@@ -39,15 +39,23 @@ inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 // Whoever owns the block (owned: claimed with acquire, given back with release) alone reads and
 // writes the plain members; a block given back at thread exit keeps its counters for its next
 // owner, which starts the sampling members again.
+// Where a thread is in sampling a block of variant packs (pack_op_samples.h).
+enum class PackSamplePhase : std::uint8_t { kIdle, kRealWarmUp, kReal, kProxyWarmUp, kProxy };
+
 struct alignas(64) ThreadBlock {
   std::uint64_t proxies;    // variant packs created, the sampling phase (set_stream.cpp uses kWouldSkip)
   void* window_pack;        // the real pack whose op is being timed (pack_op_samples.h), or null
   void* spare_proxy;        // a destroyed proxy kept for this thread's next variant pack, or null
   std::atomic<bool> owned;
+  PackSamplePhase sample_phase;  // kIdle but in a sampled block: every create reads it
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
   // report from another thread: atomics, relaxed, since totals order nothing.
   std::atomic<std::uint64_t> values[kCounters];
-  // The sampled block's windows so far (pack_op_samples.h), in ticks.
+  // The sampled block (pack_op_samples.h): the half's warm-up ops since it began or the features
+  // last switched, its timed ops, feature_switches() when last seen, the windows so far in ticks.
+  std::uint32_t warm_ops;
+  std::uint32_t timed_ops;
+  std::uint32_t sample_switches;
   std::uint64_t window_start;  // window_pack's create
   std::uint64_t real_ticks;
   std::uint64_t proxy_ticks;
@@ -63,7 +71,9 @@ struct alignas(64) ThreadBlock {
   bool gap_after_real;
 
   // Forgets the sampled block in progress.
-  void forget_windows() noexcept {
+  void forget_sampled_block() noexcept {
+    sample_phase = PackSamplePhase::kIdle;
+    warm_ops = timed_ops = sample_switches = 0;
     window_pack = nullptr;
     window_start = real_ticks = proxy_ticks = 0;
     real_ops = proxy_ops = 0;

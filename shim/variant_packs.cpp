@@ -301,15 +301,12 @@ CUDNN_FASTPATH_HOT Proxy* make_proxy(const Binding& library, ThreadBlock* block)
 CUDNN_FASTPATH_COLD cudnnStatus_t create_sampled(const Binding& library, ThreadBlock& block, std::uint64_t n,
                                                  cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint64_t start = ticks();
-  const samples::Slot slot = samples::slot_of(n);
-  if (samples::starts_block(n)) block.forget_windows();
-  else samples::close_gap(block, start);  // the previous op's, if it was sampled
-  if (slot == samples::Slot::kBlockEnd) samples::finish_block(block);
+  const samples::Slot slot = samples::next_slot(block, n, start);
+  const bool passed_through = slot == samples::Slot::kReal || slot == samples::Slot::kRealUntimed;
   const RealSymbols& real = library.real;
-  Proxy* p = nullptr;
-  if (slot != samples::Slot::kReal) p = make_proxy(library, &block);
+  Proxy* p = passed_through ? nullptr : make_proxy(library, &block);
   if (p == nullptr) {
-    if (slot == samples::Slot::kReal) count(Counter::kPackSamples);
+    if (passed_through) count(Counter::kPackSamples);
     const cudnnStatus_t status = real.cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, descriptor);
     if (slot == samples::Slot::kReal && status == CUDNN_STATUS_SUCCESS) samples::open_real(block, *descriptor, start);
     return status;
@@ -344,7 +341,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   ThreadBlock* block = own_block();
   if (counting(m) && block != nullptr) {
     const std::uint64_t n = ++block->proxies;
-    if (__builtin_expect(samples::slot_of(n) != samples::Slot::kNone, 0)) return create_sampled(library, *block, n, descriptor);
+    if (__builtin_expect(samples::sampled(*block, n), 0)) return create_sampled(library, *block, n, descriptor);
   }
   Proxy* p = make_proxy(library, block);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);

@@ -966,13 +966,24 @@ int fork_child() {
 }
 
 // The run-time switch, cudnn_fastpath_set_features, exported by the shim.
+// The shim's run-time switch, found with dlsym; "have_switch" says whether it was (both members
+// are null without the shim).
+struct FeatureSwitch {
+  unsigned (*features)() = nullptr;
+  unsigned (*set_features)(unsigned) = nullptr;
+};
+FeatureSwitch find_feature_switch() {
+  FeatureSwitch f;
+  f.features = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
+  f.set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
+  const bool found = f.features != nullptr && f.set_features != nullptr;
+  print("have_switch", found);
+  return found ? f : FeatureSwitch{};
+}
+
 int runtime_switch() {
-  using Features = unsigned (*)();
-  using SetFeatures = unsigned (*)(unsigned);
-  const auto features = reinterpret_cast<Features>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
-  const auto set_features = reinterpret_cast<SetFeatures>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
-  print("have_switch", features != nullptr && set_features != nullptr);
-  if (features == nullptr || set_features == nullptr) return 0;
+  const auto [features, set_features] = find_feature_switch();
+  if (set_features == nullptr) return 0;
   const unsigned both = PACKS_FEATURE_SET_STREAM | PACKS_FEATURE_VARIANT_PACKS;
 
   const Contents c = contents(1), early_contents = contents(2), late_contents = contents(3);
@@ -1024,6 +1035,31 @@ int runtime_switch() {
   return 0;
 }
 
+// An in-process A/B's shape: SCENARIO_SWITCH_EVERY ops (default 48) with the pack cache on, as
+// many with it off, and again, until 4096 ops have run with it on ("ops_on").
+int switch_every() {
+  const FeatureSwitch feature_switch = find_feature_switch();
+  if (feature_switch.set_features == nullptr) return 0;
+  const char* every_text = std::getenv("SCENARIO_SWITCH_EVERY");
+  const int every = every_text != nullptr ? std::atoi(every_text) : 48;
+  if (every <= 0) die("SCENARIO_SWITCH_EVERY must be a positive number");
+  const unsigned both = PACKS_FEATURE_SET_STREAM | PACKS_FEATURE_VARIANT_PACKS;
+  const Contents c = contents(1);
+  OpCounts counts;
+  const std::uint64_t before = packs_created();
+  int ops_on = 0;
+  while (ops_on < 4096) {
+    for (int i = 0; i < every && ops_on < 4096; ++i, ++ops_on) run_op(g_handle, g_matmul.plan(), c, counts);
+    feature_switch.set_features(PACKS_FEATURE_SET_STREAM);
+    for (int i = 0; i < every; ++i) run_op(g_handle, g_matmul.plan(), c, counts);
+    feature_switch.set_features(both);
+  }
+  print("ops_on", ops_on);
+  print("real_packs", static_cast<long long>(packs_created() - before));
+  print_counts(counts);
+  return 0;
+}
+
 // More than kProxiedTensors tensors is never proxied; exactly that many is.
 int tensor_limit() {
   OpCounts counts;
@@ -1049,7 +1085,7 @@ const Case kCases[] = {
     {"get_attribute", get_attribute}, {"cuda_graph", cuda_graph},     {"other_types", other_types},
     {"internal", internal},       {"eviction", eviction},             {"many_live", many_live},
     {"threads", threads},         {"short_threads", short_threads}, {"threads_in_turn", threads_in_turn}, {"fork", fork_child},               {"runtime_switch", runtime_switch},
-    {"tensor_limit", tensor_limit},
+    {"switch_every", switch_every}, {"tensor_limit", tensor_limit},
 #ifndef PACK_SCENARIO_LINKED
     {"two_shims", two_shims},
 #endif

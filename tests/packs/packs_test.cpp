@@ -132,19 +132,24 @@ struct StatsRun {
   Outcome outcome;
   std::string json;
 };
-StatsRun run_with_stats_file(const std::string& name) {
+StatsRun run_with_stats_file(const std::string& name, std::vector<EnvChange> env = {}) {
   const std::string dir = make_temp_dir();
-  StatsRun r{run("linked", name, {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}}), ""};
+  env.push_back({"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"});
+  StatsRun r{run("linked", name, {.env = env}), ""};
   CHECK(r.outcome["failures"] == 0);
   r.json = stats_json(dir);
   return r;
 }
 
-// Each of `threads` threads made 1000 packs or more: each sampled one block (pack_op_samples.h),
-// 32 packs passed through and one pair.
+// Packs a thread passes through when it samples a block without a switch (pack_op_samples.h):
+// 32 warming up, then 32 timed.
+constexpr int kPassedThroughPerBlock = 64;
+
+// Each of `threads` threads made 1000 packs or more without a switch: each sampled one block and
+// gave one pair.
 void check_one_block_per_thread(const std::string& json, int threads) {
   INFO(json);
-  CHECK(json_number(json, "pack_samples").value_or(-1) == threads * 32);
+  CHECK(json_number(json, "pack_samples").value_or(-1) == threads * kPassedThroughPerBlock);
   CHECK(json_number(json, "pack_op_pairs").value_or(-1) == threads);
 }
 
@@ -361,7 +366,7 @@ TEST_CASE("eviction never takes the pack of a live proxy", "[packs][eviction]") 
   // less one if the kept proxy's entry, which must live on, is not counted.
   const double misses = json_number(json, "pack_misses").value_or(-1);
   CHECK(misses + json_number(json, "pack_samples").value_or(-1) == 1001);
-  CHECK(misses >= 1001 - 32);  // statistics pass 32 packs of a period of 2048 through
+  CHECK(misses >= 1001 - kPassedThroughPerBlock);  // one sampled block in 1000 packs
   CHECK(json_number(json, "pack_evictions").value_or(-1) >= misses - kCacheCapacity - 1);
 }
 
@@ -396,14 +401,14 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
 TEST_CASE("statistics with threads: each thread samples its own ops in pairs of its own", "[packs][threads][stats]") {
   const StatsRun r = run_with_stats_file("threads");
   CHECK(r.outcome["read_back_wrong"] == 0);
-  // 4 threads of 1000 packs: each passes its 128th to 159th through and times them beside its
-  // next 32 proxies, whatever the others do meanwhile.
+  // 4 threads of 1000 packs: each passes its 128th to 191st through and times the last 32 of
+  // them beside the last 32 of its next 64 proxies, whatever the others do meanwhile.
   check_one_block_per_thread(r.json, 4);
   INFO(r.json);
-  CHECK(json_number(r.json, "packs_proxied").value_or(-1) == 4000 - 4 * 32);
+  CHECK(json_number(r.json, "packs_proxied").value_or(-1) == 4000 - 4 * kPassedThroughPerBlock);
   CHECK(json_number(r.json, "pack_op_real_ns").value_or(0) > 0);
   CHECK(json_number(r.json, "pack_op_proxy_ns").value_or(0) > 0);
-  CHECK(r.outcome["real_packs"] <= 3 + 4 + 4 * 32);
+  CHECK(r.outcome["real_packs"] <= 3 + 4 + 4 * kPassedThroughPerBlock);
 }
 
 TEST_CASE("statistics: a thread that takes over an exited thread's block samples from its own start", "[packs][threads][stats]") {
@@ -412,6 +417,33 @@ TEST_CASE("statistics: a thread that takes over an exited thread's block samples
   // Three threads in turn, 1000 packs each. Counted on from the previous owner, the second would
   // sample nothing (its packs would be the block's 1001st to 2000th).
   check_one_block_per_thread(r.json, 3);
+}
+
+TEST_CASE("statistics: after a switch of the features a half warms up again, and gives up if it cannot", "[packs][stats][config]") {
+  CHECK(run_without_shim("linked", "switch_every")["have_switch"] == 0);
+
+  // The A/B's shape, 48 ops with the cache on and 48 off, 4096 ops on. The two blocks begin at the
+  // 128th and 2176th pack created with the cache on (the 31st and 15th op after a switch): the
+  // first's real half passes 17 through to warm up, then 32 (warm-up) + 16 (timed) after each of
+  // the next two switches, 113 in all; the second's 32 + 1, then 48, then 47, 128. Each gives a
+  // pair. With no warm-up after a switch, each would pass 64 through.
+  const StatsRun ab = run_with_stats_file("switch_every");
+  REQUIRE(ab.outcome["have_switch"] == 1);
+  {
+    INFO(ab.json);
+    CHECK(json_number(ab.json, "pack_samples").value_or(-1) == 113 + 128);
+    CHECK(json_number(ab.json, "pack_op_pairs").value_or(-1) == 2);
+    CHECK(json_number(ab.json, "pack_misses").value_or(-1) == 1);  // the cache outlives the switches
+  }
+  const long long ops_off = 48 * (4096 / 48 + 1);
+  CHECK(ab.outcome["real_packs"] == 1 + 113 + 128 + ops_off);
+
+  // A switch every 10 ops: no real half ever warms up, and each block is given up after passing
+  // 192 packs through (pack_op_samples.h's kMaxRealHalf), not the whole period's.
+  const StatsRun often = run_with_stats_file("switch_every", {{"SCENARIO_SWITCH_EVERY", "10"}});
+  INFO(often.json);
+  CHECK(json_number(often.json, "pack_samples").value_or(-1) == 2 * 192);
+  CHECK(json_number(often.json, "pack_op_pairs").value_or(-1) == 0);
 }
 
 TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
@@ -560,12 +592,13 @@ TEST_CASE("statistics: the pack counts in the JSON file and a stderr line", "[pa
 
   const std::string json = stats_json(dir);
   INFO(json);
-  // 1000 packs with one content, one thread. Statistics pass the 128th to 159th packs through
-  // and time them and the 32 proxies after them (pack_op_samples.h): 32 real packs, one pair; the
-  // 300th and 800th proxies have their own calls timed.
+  // 1000 packs with one content, one thread. Statistics pass the 128th to 191st packs through
+  // and time the last 32 of them, and the last 32 of the 64 proxies after them
+  // (pack_op_samples.h): 64 real packs, one pair; the 300th and 800th proxies have their own
+  // calls timed.
   const std::pair<const char*, double> exact[] = {
-      {"packs_proxied", 968},   {"pack_hits", 967},    {"pack_misses", 1},  {"pack_evictions", 0},
-      {"packs_materialized", 0}, {"pack_samples", 32}, {"pack_op_pairs", 1}};
+      {"packs_proxied", 1000 - kPassedThroughPerBlock}, {"pack_hits", 999 - kPassedThroughPerBlock},    {"pack_misses", 1},  {"pack_evictions", 0},
+      {"packs_materialized", 0}, {"pack_samples", kPassedThroughPerBlock}, {"pack_op_pairs", 1}};
   for (const auto& [key, value] : exact) {
     INFO(key);
     CHECK(json_number(json, key).value_or(-1) == value);
