@@ -15,16 +15,20 @@ namespace {
 constexpr std::uint64_t kPairs = 16384;
 std::atomic<std::uint64_t> g_pairs[kPairs];
 std::atomic<std::uint64_t> g_gap_pairs[kPairs];
+// The ops' cycle differences (real less proxy, ticks), up to 32 per pair: the newest 65536.
+constexpr std::uint64_t kDifferences = 65536;
+std::atomic<std::int32_t> g_differences[kDifferences];
 // Relaxed, all: the report reads the pairs after the program's threads are done with them
 // (at exit), and a pair read half-written would only be one sample off.
 std::atomic<std::uint64_t> g_pairs_written{0};
+std::atomic<std::uint64_t> g_differences_written{0};
 
 std::uint64_t clamp32(std::uint64_t ticks) { return ticks < 0xffffffffu ? ticks : 0xffffffffu; }
 
 // The share of the pairs' figures left out at each end.
 constexpr std::uint64_t kTrimPercent = 10;
 
-std::int64_t scratch[kPairs];  // the report's, at exit: no allocation there
+std::int64_t scratch[kDifferences];  // the report's, at exit: no allocation there
 
 int by_value(const void* a, const void* b) {
   const std::int64_t x = *static_cast<const std::int64_t*>(a), y = *static_cast<const std::int64_t*>(b);
@@ -41,17 +45,35 @@ double trimmed_mean(std::int64_t* values, std::uint64_t n) {
   return sum / static_cast<double>(n - 2 * cut);
 }
 
-// The create after a timed op: closes its gap, if one is open.
+// The median of `values` (sorts them).
+double median(std::int64_t* values, std::uint64_t n) {
+  if (n == 0) return 0.0;
+  std::qsort(values, n, sizeof *values, by_value);
+  return n % 2 ? static_cast<double>(values[n / 2])
+               : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
+}
+
+std::int32_t clamp_difference(std::int64_t ticks) {
+  constexpr std::int64_t kMost = 0x7fffffff;
+  return static_cast<std::int32_t>(ticks > kMost ? kMost : ticks < -kMost ? -kMost : ticks);
+}
+
+// The create after a timed op: closes its gap, if one is open, and so its cycle.
 void close_gap(ThreadBlock& block, std::uint64_t start) noexcept {
   if (block.gap_start == 0) return;
   // A gap that spans a switch of the features (an A/B's other arm, say) is not one op's.
   if (block.gap_switches == feature_switches() && start > block.gap_start) {
+    const std::uint64_t gap = start - block.gap_start;
     if (block.gap_after_real) {
-      block.real_gap_ticks += start - block.gap_start;
+      block.real_gap_ticks += gap;
       ++block.real_gaps;
     } else {
-      block.proxy_gap_ticks += start - block.gap_start;
+      block.proxy_gap_ticks += gap;
       ++block.proxy_gaps;
+    }
+    if (block.gap_position < kTimed) {
+      const std::uint64_t cycle = clamp32(block.gap_window + gap);
+      block.cycles[block.gap_after_real ? 0 : 1][block.gap_position] = cycle != 0 ? static_cast<std::uint32_t>(cycle) : 1;
     }
   }
   block.gap_start = 0;
@@ -70,16 +92,28 @@ void finish_block(ThreadBlock& block) noexcept {
     const std::uint64_t index = g_pairs_written.fetch_add(1, std::memory_order_relaxed) % kPairs;
     g_pairs[index].store(windows, std::memory_order_relaxed);
     g_gap_pairs[index].store(gaps, std::memory_order_relaxed);
+    // The ops in the same place of the two halves: the same op of the program's loop when its
+    // length divides 64 (kWarmUp + kTimed), as with 16 convolutions or 16 SDPA calls a pass.
+    std::int32_t differences[kTimed];
+    std::uint64_t n = 0;
+    for (std::uint32_t i = 0; i < kTimed; ++i)
+      if (block.cycles[0][i] != 0 && block.cycles[1][i] != 0)
+        differences[n++] = clamp_difference(static_cast<std::int64_t>(block.cycles[0][i]) - block.cycles[1][i]);
+    const std::uint64_t first = g_differences_written.fetch_add(n, std::memory_order_relaxed);
+    for (std::uint64_t i = 0; i < n; ++i)
+      g_differences[(first + i) % kDifferences].store(differences[i], std::memory_order_relaxed);
   }
   block.forget_sampled_block();
 }
 
 }  // namespace
 
-void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept {
+void open_gap(ThreadBlock& block, bool after_real, std::uint64_t window, std::uint64_t end) noexcept {
   block.gap_start = end;
   block.gap_after_real = after_real;
   block.gap_switches = feature_switches();
+  block.gap_window = static_cast<std::uint32_t>(clamp32(window));
+  block.gap_position = (after_real ? block.real_ops : block.proxy_ops) - 1;  // the op's place, by window close
 }
 
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept {
@@ -92,7 +126,7 @@ void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept {
   if (block == nullptr) return;
   block->proxy_ticks += ticks;
   ++block->proxy_ops;
-  open_gap(*block, false, end);
+  open_gap(*block, false, ticks, end);
 }
 
 // The slot of a pack outside the blocks.
@@ -154,10 +188,15 @@ Slot next_slot(ThreadBlock& block, std::uint64_t n, std::uint64_t start) noexcep
 
 Summary summarize() noexcept {
   Summary s{};
+  const double per_ns = ticks_per_ns();
+  const std::uint64_t differences_written = g_differences_written.load(std::memory_order_relaxed);
+  s.differences = differences_written < kDifferences ? differences_written : kDifferences;
+  for (std::uint64_t i = 0; i < s.differences; ++i) scratch[i] = g_differences[i].load(std::memory_order_relaxed);
+  s.saved_per_hit_ns = median(scratch, s.differences) / per_ns;
+
   const std::uint64_t written = g_pairs_written.load(std::memory_order_relaxed);
   const std::uint64_t n = written < kPairs ? written : kPairs;
   if (n == 0) return s;
-  const double per_ns = ticks_per_ns();
   const auto real = [](std::uint64_t pair) { return static_cast<std::int64_t>(pair >> 32); };
   const auto proxy = [](std::uint64_t pair) { return static_cast<std::int64_t>(pair & 0xffffffffu); };
   // One figure: `value` of each pair's windows and gaps, trimmed.
@@ -168,14 +207,9 @@ Summary summarize() noexcept {
   };
   s.real_op_ns = figure([&](std::uint64_t w, std::uint64_t) { return real(w); });
   s.proxy_op_ns = figure([&](std::uint64_t w, std::uint64_t) { return proxy(w); });
+  s.saved_in_window_ns = figure([&](std::uint64_t w, std::uint64_t) { return real(w) - proxy(w); });
   s.real_gap_ns = figure([&](std::uint64_t, std::uint64_t g) { return real(g); });
   s.proxy_gap_ns = figure([&](std::uint64_t, std::uint64_t g) { return proxy(g); });
-  s.saved_per_hit_with_gaps_ns =
-      figure([&](std::uint64_t w, std::uint64_t g) { return real(w) + real(g) - proxy(w) - proxy(g); });
-  s.saved_per_hit_ns = figure([&](std::uint64_t w, std::uint64_t) { return real(w) - proxy(w); });
-  double sum = 0.0;  // scratch holds the differences, sorted
-  for (std::uint64_t i = 0; i < n; ++i) sum += static_cast<double>(scratch[i]);
-  s.saved_per_hit_untrimmed_ns = sum / static_cast<double>(n) / per_ns;
   s.pairs = n;
   return s;
 }
@@ -188,6 +222,9 @@ void forget_in_child() noexcept {
     g_gap_pairs[i].store(0, std::memory_order_relaxed);
   }
   g_pairs_written.store(0, std::memory_order_relaxed);
+  const std::uint64_t differences = g_differences_written.load(std::memory_order_relaxed);
+  for (std::uint64_t i = 0; i < differences && i < kDifferences; ++i) g_differences[i].store(0, std::memory_order_relaxed);
+  g_differences_written.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cudnn_fastpath::shim::pack_op_samples

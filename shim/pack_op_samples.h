@@ -3,32 +3,36 @@
 //
 // Once in every kPeriod variant packs a thread creates, it samples a block: kWarmUp + kTimed packs
 // passed through (real ones, as with the cache off), then kWarmUp + kTimed proxies; each half's
-// last kTimed ops are timed from their create to their destroy. A window holds everything the
-// program does between the two calls (its own code, the execute) and what the calls do to its
-// caches, so the difference of the two halves' means is what a program saves per op. The pair of
-// means goes to a shared array; the report takes a trimmed mean of the pairs' differences (now and
-// then a window holds an interrupt, and both halves are equally exposed to those).
+// last kTimed ops are timed. An op's cycle runs from its pack's create to the thread's next create:
+// its window (create to destroy: the pack calls, the execute) and its gap (the program's own work
+// until its next op, whose speed the pack calls change too: in the conv network on the H200, the
+// median difference of the cycles was 0.81 us, of the windows alone 0.21 us; the batch norm and
+// ReLU after a convolution ran slower after a real pack). Cycles add up to the program's time,
+// which is what the A/B measures. The op in each place of the real half is paired with the op in
+// the same place of the proxy half, and the estimate of a hit's saving is the median of those
+// pairs' differences. The median, not the mean: one cycle in twenty is tens of microseconds
+// longer (an interrupt, a page fault, the VM's neighbours), which makes the mean of 140 blocks'
+// differences wander by more than the saving (conv network: mean 2.2 us, 95% interval 1.0 to
+// 3.5, against the A/B's 0.9); the median of the same ops moved by a fifth of that.
 //
 // Why the untimed ops: switching costs, both ways, for about one pass over the program's distinct
 // packs. On the H200 the first real pack after a few hundred proxies took 5 to 11 us to create
 // (0.4 us in a program without the cache), and a proxy's execute after a run of real packs was 3 us
-// slower, op after op for more than eight ops: in the conv network (16 convolutions a pass)
-// timing whole 32-op halves credited 61 to 76% of the A/B's gain, the last 8 of 16-op halves
-// nothing. A program that never switches pays neither cost, and the A/B does not time them either
-// (one untimed pass after each switch). So each half warms up first, and again after a switch of
-// the features (the A/B's arms, a program stepping aside): a half's timed ops are its first kTimed
-// ops that follow kWarmUp of their kind without a switch in between. A program whose pass has more
-// distinct packs than kWarmUp is likely credited less than it saves.
+// slower, op after op for more than eight ops. A program that never switches pays neither cost,
+// and the A/B does not time them either (one untimed pass after each switch). So each half warms
+// up first, and again after a switch of the features (the A/B's arms, a program stepping aside): a
+// half times ops that follow kWarmUp of their kind without a switch in between, until it has
+// kTimed. A program whose pass has more distinct packs than kWarmUp is likely credited less than
+// it saves; one whose pass length does not divide kWarmUp + kTimed pairs different ops, which adds
+// noise.
 //
 // A block is dropped if its real half is not done within kMaxRealHalf packs (the features switched
 // more often than every kWarmUp packs; the A/B's arms, 48 packs each, need 127 at most), or if it
-// is not done when the next period begins. Beside the windows, the gap after each timed op (its
-// destroy to the thread's next create: the program's own work between ops, dropped if a feature
-// switch falls in it) is summed the same way, a diagnostic the estimate leaves out
-// (docs/gpu-results.md says why). The shim's own share alone (a proxy's calls, create to destroy)
-// is timed at kProxyOwnCalls, for the footprint figure. All of this makes 3.1% of a program's packs
-// real (9.4% at most, in a program that switches the features all the time), with statistics on
-// only.
+// is not done when the next period begins. A gap that spans a switch is dropped, and its op has no
+// cycle. The windows and the gaps are also reported on their own, as trimmed means of the blocks'
+// means (diagnostics). The shim's own share alone (a proxy's calls, create to destroy) is timed at
+// kProxyOwnCalls, for the footprint figure. All of this makes 3.1% of a program's packs real (9.4%
+// at most, in a program that switches the features all the time), with statistics on only.
 #pragma once
 
 #include <cstdint>
@@ -50,7 +54,7 @@ enum class Slot : std::uint8_t {
 inline constexpr std::uint64_t kPeriod = 2048;
 inline constexpr std::uint64_t kFirst = 128;  // a block's first pack, counted from a period's start
 inline constexpr std::uint32_t kWarmUp = 32;  // untimed packs before a half's timed ones
-inline constexpr std::uint32_t kTimed = 32;   // timed packs per half
+inline constexpr std::uint32_t kTimed = kPackOpsTimedPerHalf;  // timed packs per half (32)
 // A real half not done within this many packs of its block's start (the features switched again
 // and again) is dropped with its block.
 inline constexpr std::uint64_t kMaxRealHalf = 3 * (kWarmUp + kTimed);
@@ -72,8 +76,9 @@ inline bool sampled(const ThreadBlock& block, std::uint64_t n) noexcept {
 // end).
 Slot next_slot(ThreadBlock& block, std::uint64_t n, std::uint64_t start) noexcept;
 
-// A sampled op's gap opens at its destroy (`end`) and closes at the thread's next create.
-void open_gap(ThreadBlock& block, bool after_real, std::uint64_t end) noexcept;
+// A timed op's window closed at its destroy (`end`), `window` ticks after its create: its gap
+// opens, to close at the thread's next create.
+void open_gap(ThreadBlock& block, bool after_real, std::uint64_t window, std::uint64_t end) noexcept;
 // A sampled real op began: `pack` is its descriptor, `start` its create's first tick.
 void open_real(ThreadBlock& block, void* pack, std::uint64_t start) noexcept;
 
@@ -86,7 +91,7 @@ inline void close_real_if_timed(const void* pack) noexcept {
     block->window_pack = nullptr;
     block->real_ticks += end - block->window_start;
     ++block->real_ops;
-    open_gap(*block, true, end);
+    open_gap(*block, true, end - block->window_start, end);
   }
 }
 
@@ -94,14 +99,14 @@ inline void close_real_if_timed(const void* pack) noexcept {
 void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept;
 
 struct Summary {
-  std::uint64_t pairs;       // pairs the figures come from (the newest 16384 at most), before trimming
-  double real_op_ns;         // trimmed means of the halves' means
+  std::uint64_t pairs;        // pairs of halves (the newest 16384 at most)
+  std::uint64_t differences;  // pairs of ops, one of each half (the newest 65536 at most)
+  double saved_per_hit_ns;    // the median of those ops' differences, real less proxy: the estimate
+  double real_op_ns;          // trimmed means of the halves' windows (create to destroy)
   double proxy_op_ns;
-  double saved_per_hit_ns;   // trimmed mean of the pairs' differences (real less proxy)
-  double saved_per_hit_untrimmed_ns;  // their plain mean, for comparison
-  double real_gap_ns;        // trimmed means of the halves' gaps: the program's own work between ops
+  double saved_in_window_ns;  // trimmed mean of the pairs' window differences
+  double real_gap_ns;         // trimmed means of the halves' gaps (destroy to the next create)
   double proxy_gap_ns;
-  double saved_per_hit_with_gaps_ns;  // trimmed mean of the differences of window plus gap
 };
 Summary summarize() noexcept;
 

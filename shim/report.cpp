@@ -36,7 +36,7 @@ struct Figures {
   std::uint64_t handles;
   double forwarded_same_stream_ns;  // mean of the timed samples; 0 when none was taken
   double saved_ns;
-  pack_op_samples::Summary pack_ops;  // ops with a real pack and with a proxy, create to destroy
+  pack_op_samples::Summary pack_ops;  // ops with a real pack and with a proxy, timed in the program
   double pack_proxy_ns;  // mean time of a proxy's own calls, create to destroy
   double pack_saved_ns;
 
@@ -203,13 +203,13 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"packs_materialized\": %llu,\n"
       "  \"pack_samples\": %llu,\n"
       "  \"pack_op_pairs\": %llu,\n"
+      "  \"pack_op_differences\": %llu,\n"
+      "  \"pack_saved_per_hit_ns\": %.1f,\n"
       "  \"pack_op_real_ns\": %.1f,\n"
       "  \"pack_op_proxy_ns\": %.1f,\n"
-      "  \"pack_saved_per_hit_ns\": %.1f,\n"
-      "  \"pack_saved_per_hit_untrimmed_ns\": %.1f,\n"
+      "  \"pack_saved_in_window_ns\": %.1f,\n"
       "  \"pack_gap_real_ns\": %.1f,\n"
       "  \"pack_gap_proxy_ns\": %.1f,\n"
-      "  \"pack_saved_per_hit_with_gaps_ns\": %.1f,\n"
       "  \"pack_proxy_ns\": %.1f,\n"
       "  \"pack_saved_ns_estimate\": %.0f,\n"
       "  \"total_saved_ns_estimate\": %.0f,\n"
@@ -224,9 +224,8 @@ void write_json(const Figures& f, const char* pattern) {
       f.forwarded_same_stream_ns, f.saved_ns,
       u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
       u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
-      u(f.pack_ops.pairs), f.pack_ops.real_op_ns, f.pack_ops.proxy_op_ns, f.pack_ops.saved_per_hit_ns,
-      f.pack_ops.saved_per_hit_untrimmed_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
-      f.pack_ops.saved_per_hit_with_gaps_ns,
+      u(f.pack_ops.pairs), u(f.pack_ops.differences), f.pack_ops.saved_per_hit_ns, f.pack_ops.real_op_ns,
+      f.pack_ops.proxy_op_ns, f.pack_ops.saved_in_window_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
       f.pack_proxy_ns, f.pack_saved_ns,
       f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
       cfg.disable ? "true" : "false");
@@ -250,13 +249,13 @@ void write_stderr(const Figures& f) {
     log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s", found_by, object);
   if (f[Counter::kPacksProxied] == 0 && f[Counter::kPacksMaterialized] == 0) return;
   const std::uint64_t finalized = f[Counter::kPackHits] + f[Counter::kPackMisses];
-  if (f.pack_ops.pairs != 0)
+  if (f.pack_ops.differences != 0)
     log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
-             "%llu materialized; saved about %.3f ms (an op %.0f ns with a real pack, %.0f with a proxy, "
-             "%llu pairs; the proxy's own calls %.0f ns)",
+             "%llu materialized; saved about %.3f ms (%.0f ns a hit: the median of %llu ops' differences "
+             "with a real pack and with a proxy; the proxy's own calls %.0f ns)",
              u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
              u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), f.pack_saved_ns / 1e6,
-             f.pack_ops.real_op_ns, f.pack_ops.proxy_op_ns, u(f.pack_ops.pairs), f.pack_proxy_ns);
+             f.pack_ops.saved_per_hit_ns, u(f.pack_ops.differences), f.pack_proxy_ns);
   else
     log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
              "%llu materialized; saved: not measured (too few hits to sample)",

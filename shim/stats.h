@@ -34,14 +34,16 @@ enum class Counter : int {
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);
 
+// Where a thread is in sampling a block of variant packs (pack_op_samples.h), and how many ops
+// each half of the block times.
+enum class PackSamplePhase : std::uint8_t { kIdle, kRealWarmUp, kReal, kProxyWarmUp, kProxy };
+inline constexpr int kPackOpsTimedPerHalf = 32;
+
 // A thread's own block: its counters, its sampling phases, and the proxy variant pack it keeps
 // for its next one (variant_packs.cpp). Everything a counted op touches is in the first line.
 // Whoever owns the block (owned: claimed with acquire, given back with release) alone reads and
 // writes the plain members; a block given back at thread exit keeps its counters for its next
 // owner, which starts the sampling members again.
-// Where a thread is in sampling a block of variant packs (pack_op_samples.h).
-enum class PackSamplePhase : std::uint8_t { kIdle, kRealWarmUp, kReal, kProxyWarmUp, kProxy };
-
 struct alignas(64) ThreadBlock {
   std::uint64_t proxies;    // variant packs created, the sampling phase (set_stream.cpp uses kWouldSkip)
   void* window_pack;        // the real pack whose op is being timed (pack_op_samples.h), or null
@@ -68,7 +70,12 @@ struct alignas(64) ThreadBlock {
   std::uint32_t real_gaps;
   std::uint32_t proxy_gaps;
   std::uint32_t gap_switches;  // feature_switches() when the gap opened
+  std::uint32_t gap_window;    // the window of the op whose gap is open, in ticks
+  std::uint32_t gap_position;  // and its place in its half
   bool gap_after_real;
+  // Each timed op's cycle, window and gap (its create to the next create), in ticks, by half
+  // (real, proxy) and place; 0 where its gap was dropped.
+  std::uint32_t cycles[2][kPackOpsTimedPerHalf];
 
   // Forgets the sampled block in progress.
   void forget_sampled_block() noexcept {
@@ -78,8 +85,10 @@ struct alignas(64) ThreadBlock {
     window_start = real_ticks = proxy_ticks = 0;
     real_ops = proxy_ops = 0;
     gap_start = real_gap_ticks = proxy_gap_ticks = 0;
-    real_gaps = proxy_gaps = gap_switches = 0;
+    real_gaps = proxy_gaps = gap_switches = gap_window = gap_position = 0;
     gap_after_real = false;
+    for (auto& half : cycles)
+      for (std::uint32_t& cycle : half) cycle = 0;
   }
 };
 

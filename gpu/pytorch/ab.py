@@ -195,10 +195,10 @@ def markdown(report):
                else f"DIFFERED from the reference in {w['blocks_with_other_output']} blocks")
             + (f". Shim: skipped={stats.get('skipped')}, forwarded_same_stream_ns={stats.get('forwarded_same_stream_ns')}, "
                f"pack_hits={stats.get('pack_hits')}, pack_misses={stats.get('pack_misses')}, "
-               f"pack_op_real_ns={stats.get('pack_op_real_ns')}, pack_op_proxy_ns={stats.get('pack_op_proxy_ns')} "
-               f"({stats.get('pack_op_pairs')} pairs), per hit {stats.get('pack_saved_per_hit_ns')} ns trimmed, "
-               f"{stats.get('pack_saved_per_hit_untrimmed_ns')} untrimmed, {stats.get('pack_saved_per_hit_with_gaps_ns')} "
-               f"with the gaps to the next op (pack_gap_real_ns={stats.get('pack_gap_real_ns')}, "
+               f"per hit {stats.get('pack_saved_per_hit_ns')} ns (the median of {stats.get('pack_op_differences')} "
+               f"ops' cycle differences, {stats.get('pack_op_pairs')} pairs of halves; in the windows alone "
+               f"{stats.get('pack_saved_in_window_ns')}: pack_op_real_ns={stats.get('pack_op_real_ns')}, "
+               f"pack_op_proxy_ns={stats.get('pack_op_proxy_ns')}; gaps pack_gap_real_ns={stats.get('pack_gap_real_ns')}, "
                f"pack_gap_proxy_ns={stats.get('pack_gap_proxy_ns')}), pack_proxy_ns={stats.get('pack_proxy_ns')}; "
                f"estimate per iteration: set-stream {us(est.get('set_stream'), 2)} µs, packs {us(est.get('packs'), 2)} µs."
                if stats else ". Shim: NO STATISTICS FILE (it writes one at exit, in a process that called cuDNN)."))

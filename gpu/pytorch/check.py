@@ -219,8 +219,8 @@ def check_packs(checks, run, iterations_key="iterations"):
     if per_iteration and stats.get("pack_saved_ns_estimate") is not None:
         checks.add(f"{run.name}: the shim's estimate of the pack cache's saving", None,
                    f"{stats['pack_saved_ns_estimate'] / per_iteration:.0f} ns per {iterations_key[:-1]} "
-                   f"(pack_op_real_ns={stats.get('pack_op_real_ns')}, pack_op_proxy_ns={stats.get('pack_op_proxy_ns')}, "
-                   f"{stats.get('pack_op_pairs')} pairs, pack_proxy_ns={stats.get('pack_proxy_ns')}; informational)")
+                   f"(pack_saved_per_hit_ns={stats.get('pack_saved_per_hit_ns')} from {stats.get('pack_op_differences')} "
+                   f"ops, pack_proxy_ns={stats.get('pack_proxy_ns')}; informational)")
 
 
 def floats(data):

@@ -146,11 +146,12 @@ StatsRun run_with_stats_file(const std::string& name, std::vector<EnvChange> env
 constexpr int kPassedThroughPerBlock = 64;
 
 // Each of `threads` threads made 1000 packs or more without a switch: each sampled one block and
-// gave one pair.
+// gave one pair, and 32 pairs of ops.
 void check_one_block_per_thread(const std::string& json, int threads) {
   INFO(json);
   CHECK(json_number(json, "pack_samples").value_or(-1) == threads * kPassedThroughPerBlock);
   CHECK(json_number(json, "pack_op_pairs").value_or(-1) == threads);
+  CHECK(json_number(json, "pack_op_differences").value_or(-1) == threads * 32);
 }
 
 }  // namespace
@@ -426,13 +427,16 @@ TEST_CASE("statistics: after a switch of the features a half warms up again, and
   // 128th and 2176th pack created with the cache on (the 31st and 15th op after a switch): the
   // first's real half passes 17 through to warm up, then 32 (warm-up) + 16 (timed) after each of
   // the next two switches, 113 in all; the second's 32 + 1, then 48, then 47, 128. Each gives a
-  // pair. With no warm-up after a switch, each would pass 64 through.
+  // pair. With no warm-up after a switch, each would pass 64 through. An op whose gap spans a
+  // switch has no cycle, so fewer ops pair up: 30 of the first block's (the 16th and 32nd of each
+  // half have none), 28 of the second's (its halves miss other places: 1st, 16th, 17th and 32nd).
   const StatsRun ab = run_with_stats_file("switch_every");
   REQUIRE(ab.outcome["have_switch"] == 1);
   {
     INFO(ab.json);
     CHECK(json_number(ab.json, "pack_samples").value_or(-1) == 113 + 128);
     CHECK(json_number(ab.json, "pack_op_pairs").value_or(-1) == 2);
+    CHECK(json_number(ab.json, "pack_op_differences").value_or(-1) == 30 + 28);
     CHECK(json_number(ab.json, "pack_misses").value_or(-1) == 1);  // the cache outlives the switches
   }
   const long long ops_off = 48 * (4096 / 48 + 1);
@@ -597,17 +601,20 @@ TEST_CASE("statistics: the pack counts in the JSON file and a stderr line", "[pa
   // (pack_op_samples.h): 64 real packs, one pair; the 300th and 800th proxies have their own
   // calls timed.
   const std::pair<const char*, double> exact[] = {
-      {"packs_proxied", 1000 - kPassedThroughPerBlock}, {"pack_hits", 999 - kPassedThroughPerBlock},    {"pack_misses", 1},  {"pack_evictions", 0},
-      {"packs_materialized", 0}, {"pack_samples", kPassedThroughPerBlock}, {"pack_op_pairs", 1}};
+      {"packs_proxied", 1000 - kPassedThroughPerBlock}, {"pack_hits", 999 - kPassedThroughPerBlock},
+      {"pack_misses", 1}, {"pack_evictions", 0},
+      {"packs_materialized", 0}, {"pack_samples", kPassedThroughPerBlock}, {"pack_op_pairs", 1},
+      {"pack_op_differences", 32}};
   for (const auto& [key, value] : exact) {
     INFO(key);
     CHECK(json_number(json, key).value_or(-1) == value);
   }
-  for (const char* key : {"pack_op_real_ns", "pack_op_proxy_ns", "pack_proxy_ns", "pack_gap_real_ns", "pack_gap_proxy_ns"}) {
+  for (const char* key : {"pack_op_real_ns", "pack_op_proxy_ns", "pack_proxy_ns", "pack_gap_real_ns", "pack_gap_proxy_ns",
+                          "pack_saved_in_window_ns"}) {
     INFO(key);
     CHECK(json_number(json, key).value_or(0) > 0);
   }
-  // The estimate is the hits times the pairs' mean difference, whatever its sign.
+  // The estimate is the hits times the ops' median difference, whatever its sign.
   const auto hits = json_number(json, "pack_hits"), per_hit = json_number(json, "pack_saved_per_hit_ns"),
              estimate = json_number(json, "pack_saved_ns_estimate");
   REQUIRE(hits.has_value());
