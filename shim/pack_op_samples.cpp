@@ -35,22 +35,26 @@ int by_value(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-// The mean of `values` without its kTrimPercent smallest and largest (sorts them).
-double trimmed_mean(std::int64_t* values, std::uint64_t n) {
+// The mean of sorted `values` without the `percent` smallest and largest.
+double trimmed_mean_of_sorted(const std::int64_t* values, std::uint64_t n, std::uint64_t percent) {
   if (n == 0) return 0.0;
-  std::qsort(values, n, sizeof *values, by_value);
-  const std::uint64_t cut = n * kTrimPercent / 100;
+  const std::uint64_t cut = n * percent / 100;
   double sum = 0.0;
   for (std::uint64_t i = cut; i < n - cut; ++i) sum += static_cast<double>(values[i]);
   return sum / static_cast<double>(n - 2 * cut);
 }
 
-// The median of `values` (sorts them).
-double median(std::int64_t* values, std::uint64_t n) {
+// The median of sorted `values`.
+double median_of_sorted(const std::int64_t* values, std::uint64_t n) {
   if (n == 0) return 0.0;
-  std::qsort(values, n, sizeof *values, by_value);
   return n % 2 ? static_cast<double>(values[n / 2])
                : (static_cast<double>(values[n / 2 - 1]) + static_cast<double>(values[n / 2])) / 2.0;
+}
+
+// The mean of `values` without its kTrimPercent smallest and largest (sorts them).
+double trimmed_mean(std::int64_t* values, std::uint64_t n) {
+  std::qsort(values, n, sizeof *values, by_value);
+  return trimmed_mean_of_sorted(values, n, kTrimPercent);
 }
 
 std::int32_t clamp_difference(std::int64_t ticks) {
@@ -192,7 +196,10 @@ Summary summarize() noexcept {
   const std::uint64_t differences_written = g_differences_written.load(std::memory_order_relaxed);
   s.differences = differences_written < kDifferences ? differences_written : kDifferences;
   for (std::uint64_t i = 0; i < s.differences; ++i) scratch[i] = g_differences[i].load(std::memory_order_relaxed);
-  s.saved_per_hit_ns = median(scratch, s.differences) / per_ns;
+  std::qsort(scratch, s.differences, sizeof *scratch, by_value);
+  s.saved_per_hit_ns = median_of_sorted(scratch, s.differences) / per_ns;
+  s.saved_per_hit_interquartile_ns = trimmed_mean_of_sorted(scratch, s.differences, 25) / per_ns;
+  s.saved_per_hit_mean_ns = trimmed_mean_of_sorted(scratch, s.differences, 0) / per_ns;
 
   const std::uint64_t written = g_pairs_written.load(std::memory_order_relaxed);
   const std::uint64_t n = written < kPairs ? written : kPairs;

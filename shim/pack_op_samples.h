@@ -102,6 +102,8 @@ struct Summary {
   std::uint64_t pairs;        // pairs of halves (the newest 16384 at most)
   std::uint64_t differences;  // pairs of ops, one of each half (the newest 65536 at most)
   double saved_per_hit_ns;    // the median of those ops' differences, real less proxy: the estimate
+  double saved_per_hit_interquartile_ns;  // their mean without the lowest and highest quarter
+  double saved_per_hit_mean_ns;           // their mean
   double real_op_ns;          // trimmed means of the halves' windows (create to destroy)
   double proxy_op_ns;
   double saved_in_window_ns;  // trimmed mean of the pairs' window differences

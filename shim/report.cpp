@@ -205,6 +205,8 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"pack_op_pairs\": %llu,\n"
       "  \"pack_op_differences\": %llu,\n"
       "  \"pack_saved_per_hit_ns\": %.1f,\n"
+      "  \"pack_saved_per_hit_interquartile_ns\": %.1f,\n"
+      "  \"pack_saved_per_hit_mean_ns\": %.1f,\n"
       "  \"pack_op_real_ns\": %.1f,\n"
       "  \"pack_op_proxy_ns\": %.1f,\n"
       "  \"pack_saved_in_window_ns\": %.1f,\n"
@@ -224,7 +226,8 @@ void write_json(const Figures& f, const char* pattern) {
       f.forwarded_same_stream_ns, f.saved_ns,
       u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
       u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
-      u(f.pack_ops.pairs), u(f.pack_ops.differences), f.pack_ops.saved_per_hit_ns, f.pack_ops.real_op_ns,
+      u(f.pack_ops.pairs), u(f.pack_ops.differences), f.pack_ops.saved_per_hit_ns,
+      f.pack_ops.saved_per_hit_interquartile_ns, f.pack_ops.saved_per_hit_mean_ns, f.pack_ops.real_op_ns,
       f.pack_ops.proxy_op_ns, f.pack_ops.saved_in_window_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
       f.pack_proxy_ns, f.pack_saved_ns,
       f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
