@@ -49,7 +49,7 @@ struct alignas(64) ThreadBlock {
   void* window_pack;        // the real pack whose op is being timed (pack_op_samples.h), or null
   void* spare_proxy;        // a destroyed proxy kept for this thread's next variant pack, or null
   std::atomic<bool> owned;
-  PackSamplePhase sample_phase;  // kIdle but in a sampled block: every create reads it
+  PackSamplePhase sample_phase;  // kIdle unless a block is being sampled: every counted create reads it
   // Written only by the owning thread (a load and a store, no read-modify-write); read by the
   // report from another thread: atomics, relaxed, since totals order nothing.
   std::atomic<std::uint64_t> values[kCounters];
