@@ -135,8 +135,7 @@ void close_proxy(std::uint64_t ticks, std::uint64_t end) noexcept {
 
 // The slot of a pack outside the blocks.
 Slot unsampled_slot(std::uint64_t n) noexcept {
-  const std::uint64_t in_period = n % kOwnCallsPeriod;
-  return in_period == kOwnCallsA || in_period == kOwnCallsB ? Slot::kProxyOwnCalls : Slot::kNone;
+  return times_own_calls(n) ? Slot::kProxyOwnCalls : Slot::kNone;
 }
 
 Slot next_slot(ThreadBlock& block, std::uint64_t n, std::uint64_t start) noexcept {

@@ -63,12 +63,17 @@ inline constexpr std::uint64_t kOwnCallsPeriod = 1024, kOwnCallsA = 300, kOwnCal
 static_assert(kFirst + 2 * (kWarmUp + kTimed) < kOwnCallsA,
               "a block sampled without a switch ends before the first proxy whose own calls are timed");
 
+// Whether the thread's `n`th variant pack, outside a sampled block, has its own calls timed.
+inline bool times_own_calls(std::uint64_t n) noexcept {
+  const std::uint64_t in_period = n % kOwnCallsPeriod;
+  return in_period == kOwnCallsA || in_period == kOwnCallsB;
+}
+
 // Whether the thread's `n`th variant pack is one of the sampled ones (next_slot says which).
 // Inline, a load and three compares for the usual answer: every create runs it.
 inline bool sampled(const ThreadBlock& block, std::uint64_t n) noexcept {
   if (block.sample_phase != PackSamplePhase::kIdle) return true;
-  const std::uint64_t in_period = n % kOwnCallsPeriod;
-  return (n - kFirst) % kPeriod == 0 || in_period == kOwnCallsA || in_period == kOwnCallsB;
+  return (n - kFirst) % kPeriod == 0 || times_own_calls(n);
 }
 
 // The slot of the thread's `n`th variant pack, created at `start`: moves the block on (begins
