@@ -106,6 +106,7 @@ const Case kCases[] = {
     {"threads_in_turn", threads_in_turn},
     {"runtime_switch", runtime_switch},
     {"switch_every", switch_every},
+    {"stats_api", stats_api},
 #ifndef PACK_SCENARIO_LINKED
     {"two_shims", two_shims},
 #endif

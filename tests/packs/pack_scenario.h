@@ -155,8 +155,9 @@ int two_shims();
 int threads();
 int short_threads();
 int threads_in_turn();
-// pack_scenario_config.cpp: the run-time switch.
+// pack_scenario_config.cpp: the run-time switch and the statistics C API.
 int runtime_switch();
 int switch_every();
+int stats_api();
 
 }  // namespace pack_scenario

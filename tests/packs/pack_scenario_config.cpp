@@ -1,10 +1,16 @@
-// Variant-pack scenario cases: the shim's run-time switch, cudnn_fastpath_set_features
-// (pack_scenario.h).
+// Variant-pack scenario cases: the shim's run-time switch, cudnn_fastpath_set_features, and its
+// statistics C API, cudnn_fastpath_stats (pack_scenario.h).
 #include <dlfcn.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <initializer_list>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/packs/pack_scenario.h"
 
@@ -105,6 +111,103 @@ int switch_every() {
   print("ops_on", ops_on);
   print("real_packs", static_cast<long long>(packs_created() - before));
   print_counts(counts);
+  return 0;
+}
+
+namespace {
+
+// cudnn_fastpath_stats_t as the C API lays it out (shim_control.h): two 32-bit words, then 64-bit
+// counts, as many as cudnn_fastpath_stats_fields() names. Room for more than the shim has.
+struct StatsBuffer {
+  std::uint32_t size;
+  std::uint32_t counting;
+  std::uint64_t values[64];
+};
+using StatsFunction = int (*)(void*, std::size_t);
+using FieldsFunction = const char* (*)();
+
+std::vector<std::string> words(const char* text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string word; in >> word;) out.push_back(word);
+  return out;
+}
+
+}  // namespace
+
+// The statistics C API, found with dlsym ("have_stats_api"), after 100 sets on the main handle,
+// 1000 ops with one content, and a thread that made 100 sets on a handle of its own, destroyed it
+// and exited. Prints each field as "api.NAME", and what the API answers to a null pointer, a
+// buffer shorter than its two words, and one that holds only the first count. In mode global with
+// SCENARIO_SHIM_COPY, also asks a second copy of the shim (a follower): "follower_same".
+int stats_api() {
+  const auto stats = reinterpret_cast<StatsFunction>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
+  const auto fields = reinterpret_cast<FieldsFunction>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats_fields"));
+  print("have_stats_api", stats != nullptr && fields != nullptr);
+
+  const auto stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5400});
+  const std::uint64_t sets_before = g_api.cudnn_counters().set_stream;
+  const std::uint64_t packs_before = packs_created();
+  OpCounts counts;
+  for (int i = 0; i < 100; ++i)
+    if (g_api.set_stream(g_handle, stream) != 0) ++counts.failures;
+  const Contents c = contents(1);
+  for (int i = 0; i < 1000; ++i) run_op(g_handle, g_matmul.plan(), c, counts);
+  std::thread([&] {
+    cudnnHandle_t handle = nullptr;
+    if (g_api.create_handle(&handle) != 0) {
+      ++counts.failures;  // the main thread waits in join: no other writer
+      return;
+    }
+    for (int i = 0; i < 100; ++i)
+      if (g_api.set_stream(handle, stream) != 0) ++counts.failures;
+    if (g_api.destroy_handle(handle) != 0) ++counts.failures;
+  }).join();
+  print("real_set_stream", static_cast<long long>(g_api.cudnn_counters().set_stream - sets_before));
+  print("real_packs", static_cast<long long>(packs_created() - packs_before));
+  print_counts(counts);
+  if (stats == nullptr || fields == nullptr) return 0;
+
+  std::printf("fields=%s\n", fields());
+#ifdef CUDNN_FASTPATH_COUNTERS
+  // The public header's list, for the test to hold against the library's.
+  std::string header_fields = "handles live_handles";
+#define PACKS_FIELD_NAME(name, group, label, what) header_fields += " " #name;
+  CUDNN_FASTPATH_COUNTERS(PACKS_FIELD_NAME)
+#undef PACKS_FIELD_NAME
+  std::printf("header_fields=%s\n", header_fields.c_str());
+#endif
+  StatsBuffer all;
+  std::memset(&all, 0xab, sizeof all);
+  print("status", stats(&all, sizeof all));
+  print("size", all.size);
+  print("counting", all.counting);
+  const std::vector<std::string> names = words(fields());
+  for (std::size_t i = 0; i < names.size() && i < 64; ++i)
+    print(("api." + names[i]).c_str(), static_cast<long long>(all.values[i]));
+
+  print("null_status", stats(nullptr, sizeof all));
+  StatsBuffer small;
+  std::memset(&small, 0xab, sizeof small);
+  print("small_status", stats(&small, 4));
+  print("small_untouched", small.size == 0xababababu);
+  StatsBuffer partial;
+  std::memset(&partial, 0xab, sizeof partial);
+  print("partial_status", stats(&partial, 16));
+  print("partial_size", partial.size);
+  print("partial_handles", static_cast<long long>(partial.values[0]));
+  print("partial_rest_untouched", partial.values[1] == 0xababababababababull);
+
+#ifndef PACK_SCENARIO_LINKED
+  if (const char* copy = std::getenv("SCENARIO_SHIM_COPY"); copy != nullptr && *copy != '\0') {
+    void* other = dlopen(copy, RTLD_NOW | RTLD_LOCAL);
+    const auto follower = other == nullptr ? nullptr : reinterpret_cast<StatsFunction>(dlsym(other, "cudnn_fastpath_stats"));
+    StatsBuffer theirs;
+    std::memset(&theirs, 0xab, sizeof theirs);
+    print("follower_same", follower != nullptr && follower(&theirs, sizeof theirs) == 0 &&
+                               std::memcmp(&theirs, &all, sizeof all) == 0);
+  }
+#endif
   return 0;
 }
 

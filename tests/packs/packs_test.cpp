@@ -5,6 +5,7 @@
 // cuDNN alone: the counts the shim must beat, and the statuses it must not change.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -680,4 +681,75 @@ TEST_CASE("statistics on or off, the same calls reach cuDNN: the shim preloaded 
     INFO("mode " << mode);
     check_same_calls_with_statistics(mode, true, copy + " " + shim_path());
   }
+}
+
+// ---- the statistics C API ------------------------------------------------------------------------
+
+TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with statistics off", "[packs][stats]") {
+  const Outcome plain = run_without_shim("linked", "stats_api");
+  CHECK(plain["have_stats_api"] == 0);  // the shim exports it
+  CHECK(plain["real_set_stream"] == 200);
+  CHECK(plain["real_packs"] == 1000);
+
+  // The fields the spec lists, in its order; later counters may follow them.
+  const std::string listed = "handles live_handles skipped forwarded verify_mismatches table_full streams_forgotten "
+                             "packs_proxied pack_hits pack_misses pack_evictions packs_materialized";
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome on = run(mode, "stats_api", {.env = {{"CUDNN_FASTPATH_STATS", "1"}}});
+    REQUIRE(on["have_stats_api"] == 1);
+    CHECK(on["failures"] == 0);
+    const std::string fields = on.values.at("fields");
+    CHECK(fields.rfind(listed, 0) == 0);
+    if (on.values.count("header_fields")) CHECK(on.values.at("header_fields") == fields);
+    const long long count = std::count(fields.begin(), fields.end(), ' ') + 1;
+    CHECK(on["status"] == 0);
+    CHECK(on["size"] == 8 + 8 * count);
+    CHECK(on["counting"] == 1);
+    // Two handles (the thread's destroyed), each set's first call forwarded; one content.
+    const std::pair<const char*, long long> exact[] = {
+        {"handles", 2}, {"live_handles", 1}, {"skipped", 198}, {"forwarded", 2}, {"verify_mismatches", 0},
+        {"table_full", 0}, {"streams_forgotten", 0}, {"packs_proxied", 1000}, {"pack_hits", 999},
+        {"pack_misses", 1}, {"pack_evictions", 0}, {"packs_materialized", 0}};
+    for (const auto& [name, value] : exact) {
+      INFO(name);
+      CHECK(on[std::string("api.") + name] == value);
+    }
+    CHECK(on["api.forwarded"] == on["real_set_stream"]);
+    CHECK(on["api.pack_misses"] == on["real_packs"]);
+    // A null pointer and a buffer shorter than its two words are refused, and left alone; a buffer
+    // of 16 bytes gets the two words and the first count.
+    CHECK(on["null_status"] == -1);
+    CHECK(on["small_status"] == -1);
+    CHECK(on["small_untouched"] == 1);
+    CHECK(on["partial_status"] == 0);
+    CHECK(on["partial_size"] == 16);
+    CHECK(on["partial_handles"] == 2);
+    CHECK(on["partial_rest_untouched"] == 1);
+
+    // Statistics off: handles are still counted (the table sees them), every counter reads 0.
+    const Outcome off = run(mode, "stats_api");
+    REQUIRE(off["have_stats_api"] == 1);
+    CHECK(off["status"] == 0);
+    CHECK(off["counting"] == 0);
+    CHECK(off["api.handles"] == 2);
+    CHECK(off["api.live_handles"] == 1);
+    for (const auto& [name, value] : exact) {
+      if (std::string(name).find("handles") != std::string::npos) continue;
+      INFO(name);
+      CHECK(off[std::string("api.") + name] == 0);
+    }
+    CHECK(off["real_set_stream"] == on["real_set_stream"]);
+    CHECK(off["real_packs"] == on["real_packs"]);
+  }
+}
+
+TEST_CASE("cudnn_fastpath_stats: a second copy of the shim answers with the first one's counts", "[packs][stats][resolve]") {
+  const std::string dir = make_temp_dir();
+  const std::string copy = dir + "/libcudnn_fastpath_copy.so";
+  REQUIRE(run_process({"cp", shim_path(), copy}).exit_code == 0);
+  const Outcome o = run("global", "stats_api", {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"SCENARIO_SHIM_COPY", copy}}});
+  REQUIRE(o["have_stats_api"] == 1);
+  CHECK(o["api.skipped"] == 198);
+  CHECK(o["follower_same"] == 1);
 }
