@@ -12,7 +12,8 @@ namespace scenario {
 // Threads on their own handles, each setting its own stream again and again.
 int threads() {
   const std::uint64_t before = real_sets();
-  constexpr int kThreads = 8, kSets = 10000;
+  // Each thread's calls after its first are skips whatever their number: fewer under the sanitizers.
+  constexpr int kThreads = 8, kSets = scaled(10000, 2000);
   std::atomic<int> failures{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t)
@@ -33,7 +34,8 @@ int threads() {
 // round, every stream is set in turn from one thread: a table left claiming a stream that cuDNN
 // does not hold would skip that set, and cudnnGetStream would disagree.
 int race() {
-  constexpr int kThreads = 4, kRounds = 150, kSetsPerRound = 200;
+  // ThreadSanitizer sees a racy access the first time it happens: fewer rounds under the sanitizers.
+  constexpr int kThreads = 4, kRounds = scaled(150, 50), kSetsPerRound = 200;
   cudnnHandle_t h = must_create();
   cudaStream_t streams[kThreads];
   for (auto& s : streams) s = must_create_stream();
@@ -60,7 +62,8 @@ int race() {
 
 // More live handles than the shim's table holds.
 int table_full() {
-  constexpr int kHandles = 70000;
+  // Past the table's 4096 slots, and under the sanitizers no further than that proves.
+  constexpr int kHandles = scaled(70000, 10000);
   std::vector<cudnnHandle_t> handles(kHandles);
   for (auto& h : handles) h = must_create();
   cudaStream_t a = fake_stream(1), b = fake_stream(2);
@@ -127,7 +130,7 @@ int live_4097() {
 // Threads creating, using and destroying handles at once, with the jittered stub: slots are
 // claimed and reclaimed under one another's feet, and every set must still be honoured.
 int churn_race() {
-  constexpr int kThreads = 4, kRounds = 2000;
+  constexpr int kThreads = 4, kRounds = scaled(2000, 500);
   std::atomic<int> disagreements{0}, failures{0};
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t)
