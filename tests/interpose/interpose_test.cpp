@@ -213,6 +213,15 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
   CHECK(keys == expected);
 }
 
+TEST_CASE("statistics file name: %p is the pid, %% a percent sign", "[interpose][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario("linked", "same_stream", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/100%%-%p.json"}}});
+  const std::string listing = run_process({"ls", dir}).out;
+  INFO(listing);
+  CHECK(std::regex_match(listing, std::regex("100%-[0-9]+\\.json\n")));
+  CHECK(o["real_set_stream"] == 1);
+}
+
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {
   const std::pair<const char*, const char*> expected[] = {
       {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "caller_scope"}};
