@@ -222,6 +222,33 @@ TEST_CASE("statistics file name: %p is the pid, %% a percent sign", "[interpose]
   CHECK(o["real_set_stream"] == 1);
 }
 
+TEST_CASE("statistics from Python: docs/statistics.md's ctypes recipe reads cudnn_fastpath_stats", "[interpose][stats]") {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    WARN("skipped: no /usr/bin/python3");
+    return;
+  }
+  // The recipe as the document gives it, then the struct's size against what the shim filled.
+  const std::string recipe = R"(import ctypes
+shim = ctypes.CDLL(None)
+shim.cudnn_fastpath_stats_fields.restype = ctypes.c_char_p
+fields = shim.cudnn_fastpath_stats_fields().decode().split()
+class Stats(ctypes.Structure):
+    _fields_ = [("size", ctypes.c_uint32), ("counting", ctypes.c_uint32)] + \
+               [(name, ctypes.c_uint64) for name in fields]
+s = Stats()
+if shim.cudnn_fastpath_stats(ctypes.byref(s), ctypes.c_size_t(ctypes.sizeof(s))) == 0 and s.counting:
+    print(s.skipped, s.forwarded, s.pack_hits, s.pack_misses)
+print("filled", s.size == ctypes.sizeof(s))
+)";
+  const ProcessResult r = run_process({"/usr/bin/python3", "-c", recipe},
+                                      {{"LD_PRELOAD", shim_under_test()},
+                                       {"CUDNN_FASTPATH_DISABLE", "", true},
+                                       {"CUDNN_FASTPATH_STATS", "1"}});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == "0 0 0 0\nfilled True\n");  // no cuDNN call: every count 0
+}
+
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {
   const std::pair<const char*, const char*> expected[] = {
       {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "caller_scope"}};

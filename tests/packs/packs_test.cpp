@@ -742,6 +742,19 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
     CHECK(off["real_set_stream"] == on["real_set_stream"]);
     CHECK(off["real_packs"] == on["real_packs"]);
   }
+
+  // Under CUDNN_FASTPATH_DISABLE=1 nothing is counted, statistics asked for or not, and every call
+  // passes through.
+  const Outcome disabled = run("linked", "stats_api", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}, {"CUDNN_FASTPATH_STATS", "1"}}});
+  REQUIRE(disabled["have_stats_api"] == 1);
+  CHECK(disabled["status"] == 0);
+  CHECK(disabled["counting"] == 0);
+  for (const std::string& name : {"handles", "live_handles", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses"}) {
+    INFO(name);
+    CHECK(disabled["api." + name] == 0);
+  }
+  CHECK(disabled["real_set_stream"] == 200);
+  CHECK(disabled["real_packs"] == 1000);
 }
 
 TEST_CASE("cudnn_fastpath_stats: a second copy of the shim answers with the first one's counts", "[packs][stats][resolve]") {
