@@ -436,7 +436,8 @@ TEST_CASE("statistics: switching the features off and on, the A/B's shape: count
 
 TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[packs][threads]") {
   const Outcome plain = run_without_shim("linked", "short_threads");
-  CHECK(plain["real_packs"] == 2000);
+  CHECK(plain["ops"] > 1024);  // more threads than the pool has proxies
+  CHECK(plain["real_packs"] == plain["ops"]);
   CHECK(plain["failures"] == 0);
 
   for (const char* mode : kModes) {
@@ -445,7 +446,7 @@ TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[pa
     CHECK(o["failures"] == 0);
     CHECK(o["mismatches"] == 0);
     CHECK(o["live_packs"] <= 1);  // the cached pack
-    // One real pack for the contents; a proxy lost at each thread's exit would make it 977 or more.
+    // One real pack for the contents; a proxy lost at each thread's exit would make it hundreds.
     CHECK(o["real_packs"] == 1);
   }
 }
