@@ -55,6 +55,7 @@ struct Outcome {
 struct Options {
   bool preload = true;
   std::vector<EnvChange> env;
+  std::string preload_value;  // with preload: LD_PRELOAD's value, when not the shim alone
 };
 
 // The caller's LD_PRELOAD, LD_LIBRARY_PATH and every CUDNN_FASTPATH_* removed, so that the child
@@ -82,7 +83,7 @@ Outcome run(const std::string& mode, const std::string& name, const Options& opt
   if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
   else argv = {PACK_SCENARIO_DLOPEN, mode, name};
   std::vector<EnvChange> env = clean_env();
-  if (options.preload) env.push_back({"LD_PRELOAD", shim_path()});
+  if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value.empty() ? shim_path() : options.preload_value});
   env.insert(env.end(), options.env.begin(), options.env.end());
   Outcome outcome{run_process(argv, env), {}};
   outcome.values = key_values(outcome.process.out);
@@ -642,4 +643,103 @@ TEST_CASE("the launcher's --no-variant-packs option makes every pack real", "[pa
   CHECK(key_values(without.out).at("real_packs") == "1000");
   CHECK(key_values(without.out).at("real_set_stream") == "1");  // the shim is still there
   CHECK(without.err.empty());
+}
+
+// ---- tracers: other preloads beside the shim ---------------------------------------------------
+
+namespace {
+
+// The tracers (tests/tracer) and the functions each wraps, of those the stub counts.
+struct Tracer {
+  const char* name;
+  const char* path;
+  std::vector<std::string> wraps;
+};
+const std::vector<std::string> kCounted = {
+    "cudnnCreate", "cudnnDestroy", "cudnnSetStream", "cudnnGetStream", "cudnnBackendCreateDescriptor",
+    "cudnnBackendDestroyDescriptor", "cudnnBackendSetAttribute", "cudnnBackendGetAttribute",
+    "cudnnBackendFinalize", "cudnnBackendExecute"};
+const Tracer kTracers[] = {
+    {"one", TRACER_ONE, {"cudnnBackendExecute"}},
+    {"few", TRACER_FEW, {"cudnnSetStream", "cudnnBackendExecute"}},
+    {"handle", TRACER_HANDLE, {"cudnnCreate", "cudnnDestroy", "cudnnSetStream", "cudnnGetStream"}},
+    {"all", TRACER_ALL, kCounted},
+};
+
+// The traced case with LD_PRELOAD as given (the shim, a tracer, or both), and a statistics file;
+// the file's JSON, "" if none.
+StatsRun run_traced(const std::string& mode, const std::string& preload, bool disabled) {
+  const std::string dir = make_temp_dir();
+  std::vector<EnvChange> env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}};
+  if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
+  const bool shim = preload.find(shim_path()) != std::string::npos;
+  if (!shim) env.push_back({"LD_PRELOAD", preload});
+  StatsRun r{run(mode, "traced", {.preload = shim, .env = env, .preload_value = preload}), ""};
+  r.json = read_file(dir + "/s.json");
+  return r;
+}
+
+// The traced case under `tracer` with the shim, the tracer `after` it in LD_PRELOAD or before it,
+// with the shim's features on and under CUDNN_FASTPATH_DISABLE=1, judged against the run with
+// the tracer alone.
+void check_traced(const char* mode, const Tracer& tracer, bool after) {
+  INFO("mode " << mode << ", tracer " << tracer.name << (after ? " after the shim" : " before the shim"));
+  // Without the shim: the tracer alone sees each wrapped call once (the premise), and the
+  // program's calls, which the runs with the shim are judged against.
+  const StatsRun alone = run_traced(mode, tracer.path, false);
+  REQUIRE(alone.outcome["tracer_present"] == 1);
+  for (const std::string& name : tracer.wraps) {
+    INFO(name);
+    REQUIRE(alone.outcome["tracer." + name] == alone.outcome["stub." + name]);
+  }
+  for (const bool disabled : {false, true}) {
+    INFO((disabled ? "CUDNN_FASTPATH_DISABLE=1" : "features on"));
+    const std::string preload = after ? shim_path() + " " + tracer.path : std::string(tracer.path) + " " + shim_path();
+    const StatsRun r = run_traced(mode, preload, disabled);
+    const Outcome& o = r.outcome;
+    require_same(o, alone.outcome, {"status."});
+    for (const std::string& name : tracer.wraps) {
+      INFO(name);
+      // After the shim the tracer is between it and cuDNN: it sees what reaches cuDNN, the shim's
+      // own calls included (the real packs it builds for cache misses). Before the shim it sees
+      // what the program calls, as without the shim.
+      if (after) CHECK(o["tracer." + name] == o["stub." + name]);
+      else CHECK(o["tracer." + name] == alone.outcome["tracer." + name]);
+    }
+    INFO(r.json);
+    if (!disabled) {
+      // The shim still skips and hits; what it forwards is what cuDNN got.
+      CHECK(json_number(r.json, "set_stream_calls").value_or(-1) == 201);
+      CHECK(json_number(r.json, "skipped").value_or(-1) > 90);
+      CHECK(json_number(r.json, "forwarded").value_or(-1) == o["stub.cudnnSetStream"]);
+      CHECK(json_number(r.json, "pack_hits").value_or(-1) > 100);
+      CHECK(o["stub.cudnnSetStream"] < alone.outcome["stub.cudnnSetStream"]);
+    } else {  // a pure pass-through (which writes no statistics)
+      for (const std::string& name : kCounted) {
+        INFO(name);
+        CHECK(o["stub." + name] == alone.outcome["stub." + name]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Tracers wrapping one function, a few, or the whole API.
+TEST_CASE("a tracer after the shim sees every call that reaches cuDNN, once", "[packs][tracers][tracer_after]") {
+  for (const char* mode : kModes)
+    for (const Tracer& tracer : kTracers)
+      if (std::string(tracer.name) != "handle") check_traced(mode, tracer, true);
+}
+
+// A tracer that wraps only cudnnCreate, cudnnDestroy, cudnnSetStream and cudnnGetStream, and links
+// no cuDNN: the backend calls must still find cuDNN.
+TEST_CASE("a tracer after the shim of the handle functions only: results as without it",
+          "[packs][tracers][tracer_handle]") {
+  for (const char* mode : kModes) check_traced(mode, kTracers[2], true);
+}
+
+TEST_CASE("a tracer before the shim sees every call the program makes, once", "[packs][tracers][tracer_before]") {
+  for (const char* mode : kModes)
+    for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
 }
