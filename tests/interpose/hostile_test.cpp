@@ -167,10 +167,12 @@ TEST_CASE("every bound object and every caller stays mapped after dlclose", "[ho
   const Outcome plain = run_scenario("self", "bound_then_closed", {.preload = false});
   REQUIRE(plain["framework_mapped"] == 0);  // the premise: dlclose unmaps both without the shim
   REQUIRE(plain["cudnn_mapped"] == 0);
+  REQUIRE(plain["cudart_mapped"] == 0);
   const Outcome o = run_scenario("self", "bound_then_closed");
   CHECK(o["framework_get_agrees"] == 1);
   CHECK(o["framework_mapped"] == 1);
   CHECK(o["cudnn_mapped"] == 1);
+  CHECK(o["cudart_mapped"] == 1);
 }
 
 TEST_CASE("several libcudnn copies: a cuDNN unloaded and another loaded in its place", "[hostile][resolve]") {

@@ -724,6 +724,7 @@ int bound_then_closed() {
   dlclose(library);
   print("framework_mapped", mapped("libscenario_framework.so"));
   print("cudnn_mapped", mapped("libcudnn.so.9"));
+  print("cudart_mapped", mapped("libcudart.so.13"));
   return 0;
 }
 #endif
