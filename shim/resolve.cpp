@@ -224,7 +224,12 @@ const Binding* resolve(Library library, const LoadedObject* caller) noexcept {
   const char* env_path = library == Library::kCudnn    ? cfg.cudnn_path
                          : library == Library::kCudart ? cfg.cudart_path
                                                        : "";
-  const LoadedObject* skipped = caller != nullptr && loaded_before_shim(*caller) ? caller : nullptr;
+  // A caller ahead of the shim reached it through "the next definition" (a tracer preloaded before
+  // it): its own definitions are behind it. The library itself is never skipped (cuDNN's calls of
+  // its own functions, reaching a shim opened after it).
+  const bool is_the_library =
+      caller != nullptr && std::strncmp(base_name(caller->path), spec.walk_prefix, std::strlen(spec.walk_prefix)) == 0;
+  const LoadedObject* skipped = caller != nullptr && !is_the_library && loaded_before_shim(*caller) ? caller : nullptr;
   Binding found;
   found.library = library;
   Definition definitions[kTableSize];

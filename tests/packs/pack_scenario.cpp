@@ -7,6 +7,7 @@
 //   pack_scenario_dlopen  MODE CASE   libcudnn is reached after a dlopen; MODE is one of
 //       global    dlopen(libcudnn, RTLD_GLOBAL), calls through the global scope
 //       local     dlopen(framework, RTLD_LOCAL), the framework links libcudnn (PyTorch's case)
+//       local_lazy  the same with RTLD_LAZY instead of RTLD_NOW
 //
 // Common keys: "real_packs" is how many variant packs the stub created during the case's loop,
 // "failures" how many calls that should have succeeded did not. Keys "status.CASE.NN_STEP" are
@@ -89,8 +90,10 @@ void load_api(const char* mode) {
     must_dlsym(g_api.last_call, cudnn, "stubbackend_last_call");
     must_dlsym(g_api.create_pack_internally, cudnn, "stubbackend_create_pack_internally");
     must_dlsym(g_api.set_engine_workspace, cudnn, "stubbackend_set_engine_workspace");
-  } else if (std::strcmp(mode, "local") == 0) {
-    void* framework = must_dlopen(FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
+  } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "local_lazy") == 0) {
+    // local_lazy: calls bound at their first call, as without RTLD_NOW (shim_opened_later).
+    const int binding = std::strcmp(mode, "local") == 0 ? RTLD_NOW : RTLD_LAZY;
+    void* framework = must_dlopen(FRAMEWORK_PATH, binding | RTLD_LOCAL);
     const PackApi* (*api)() = nullptr;
     must_dlsym(api, framework, "pack_framework_api");
     g_api = *api();
@@ -1153,6 +1156,21 @@ int traced() {
   return 0;
 }
 
+#ifndef PACK_SCENARIO_LINKED
+// Mode local_lazy, run without a preload: the program opens the shim RTLD_GLOBAL after cuDNN was
+// loaded (behind the framework), and cuDNN then calls one of its own functions for the first time:
+// the lazily bound call reaches the shim, which must send it back to cuDNN's own definition.
+int shim_opened_later() {
+  print("shim_loaded", dlopen(SHIM_PATH, RTLD_NOW | RTLD_GLOBAL) != nullptr);
+  cudnnBackendDescriptor_t pack = nullptr;
+  const std::uint64_t before = packs_created();
+  print("status.internal_create", g_api.create_pack_internally(&pack));
+  print("real_packs", static_cast<long long>(packs_created() - before));
+  print("status.destroy", pack != nullptr ? g_api.destroy(pack) : -1);
+  return 0;
+}
+#endif
+
 const Case kCases[] = {
     {"steady", steady},           {"pointer_change", pointer_change}, {"arrays_copied", arrays_copied},
     {"two_plans", two_plans},     {"errors", errors},                 {"intermediates", intermediates},
@@ -1162,6 +1180,7 @@ const Case kCases[] = {
     {"switch_every", switch_every}, {"tensor_limit", tensor_limit}, {"traced", traced},
 #ifndef PACK_SCENARIO_LINKED
     {"two_shims", two_shims},
+    {"shim_opened_later", shim_opened_later},
 #endif
 };
 

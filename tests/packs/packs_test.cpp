@@ -739,6 +739,19 @@ TEST_CASE("a tracer after the shim of the handle functions only: results as with
   for (const char* mode : kModes) check_traced(mode, kTracers[2], true);
 }
 
+TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[packs][tracers]") {
+  // cuDNN comes before the shim in load order here, as a tracer preloaded ahead of the shim does;
+  // only the tracer's own definitions are passed over.
+  const Outcome o = run("local_lazy", "shim_opened_later",
+                        {.preload = false, .env = {{"CUDNN_FASTPATH_VERBOSE", "1"}, {"LD_BIND_NOW", "", true}}});
+  REQUIRE(o["shim_loaded"] == 1);
+  // The premise: cuDNN's call reached the shim (verbose: a line at its first call).
+  REQUIRE(count_lines_containing(o.process.err, "cudnn-fastpath: loaded") == 1);
+  CHECK(o["status.internal_create"] == kSuccess);
+  CHECK(o["real_packs"] == 1);
+  CHECK(o["status.destroy"] == kSuccess);
+}
+
 TEST_CASE("a tracer before the shim sees every call the program makes, once", "[packs][tracers][tracer_before]") {
   for (const char* mode : kModes)
     for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
