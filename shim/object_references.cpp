@@ -81,7 +81,8 @@ bool read_tables(const dl_phdr_info& info, DynamicTables& tables) {
   if (tables.symbols != nullptr) {
     if (mapped(sysv_hash, 8)) tables.symbol_count = sysv_hash[1];  // nchain: one per symbol
     else if (mapped(gnu_hash, 16)) tables.symbol_count = gnu_hash_symbol_count(gnu_hash);
-    if (!mapped(tables.symbols + tables.symbol_count - 1, sizeof(ElfW(Sym)))) tables.symbol_count = 0;
+    if (tables.symbol_count == 0 || !mapped(tables.symbols + (tables.symbol_count - 1), sizeof(ElfW(Sym))))
+      tables.symbol_count = 0;
   }
   if (tables.versions != nullptr && !mapped(tables.versions, sizeof(ElfW(Half)) * (tables.symbol_count + 1)))
     tables.versions = nullptr;
