@@ -1,9 +1,11 @@
 // Which object a call came from, and the bindings found for it: the slow half of binding_for()
 // (callers.h).
 //
-// A caller's object is pinned once resolved (resolve.cpp), so its range never comes to mean another
-// object.
+// A caller's object is pinned when it gets an entry, so its range never comes to mean another
+// object: an entry, and the bindings found for it, are never taken back.
 #include "shim/callers.h"
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +42,9 @@ Caller* add(std::uintptr_t address) {
   }
   // The count stops growing once the array is full (only racing adds pass the bound, by one each).
   if (g_caller_count.load(std::memory_order_relaxed) >= kMaxCallers) return nullptr;
+  // The program and copies of the shim are never unloaded; a library is kept loaded from now on.
+  if (in_object && !object.is_main && !object.is_shim && object.path[0] != '\0')
+    if (void* handle = dlopen(object.path, RTLD_NOLOAD | RTLD_LAZY | RTLD_NODELETE)) dlclose(handle);
   const int index = g_caller_count.fetch_add(1, std::memory_order_relaxed);
   if (index >= kMaxCallers) return nullptr;
   Caller& c = g_callers[index];

@@ -105,6 +105,20 @@ int find_first_copy(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
+struct Before {
+  const LoadedObject* object;
+  bool before;
+};
+int find_before_shim(dl_phdr_info* info, size_t, void* data) {
+  auto* search = static_cast<Before*>(data);
+  if (has_shim_note(*info)) return 1;  // a copy of the shim first: the object is not before it
+  if (info->dlpi_addr != search->object->base) return 0;
+  const char* name = info->dlpi_name ? info->dlpi_name : "";
+  if (search->object->is_main ? *name != '\0' : std::strcmp(name, search->object->path) != 0) return 0;
+  search->before = true;
+  return 1;
+}
+
 struct Named {
   const char* prefix;
   LoadedObject* objects;
@@ -131,6 +145,12 @@ const char* base_name(const char* path) noexcept {
 bool object_containing(std::uintptr_t address, LoadedObject& object) noexcept {
   Containing search{address, &object};
   return dl_iterate_phdr(find_containing, &search) != 0;
+}
+
+bool loaded_before_shim(const LoadedObject& object) noexcept {
+  Before search{&object, false};
+  dl_iterate_phdr(find_before_shim, &search);
+  return search.before;
 }
 
 bool first_shim_copy(LoadedObject& object) noexcept {

@@ -25,6 +25,11 @@ bool object_containing(std::uintptr_t address, LoadedObject& object) noexcept;
 // carries the shim's note. False if none does.
 bool first_shim_copy(LoadedObject& object) noexcept;
 
+// Whether `object` comes before every copy of the shim in the loader's order (the program, and
+// libraries preloaded ahead of the shim): its own definitions of a name then come before the
+// shim's in the global scope, never after it.
+bool loaded_before_shim(const LoadedObject& object) noexcept;
+
 // Up to `capacity` objects whose file name starts with `prefix`, in load order, copies of the
 // shim excluded. Returns how many were found.
 std::size_t objects_named(const char* prefix, LoadedObject* objects, std::size_t capacity) noexcept;

@@ -8,6 +8,7 @@
 
 #include "shim/config.h"
 #include "shim/log.h"
+#include "shim/object_references.h"
 
 namespace cudnn_fastpath::shim {
 namespace {
@@ -58,67 +59,133 @@ std::atomic<bool> g_needed[kLibraryCount];  // relaxed: a report's detail only
 
 bool first_time(std::atomic<bool>& said) { return !said.exchange(true, std::memory_order_relaxed); }
 
-// A symbol inside a copy of the shim (this one or another) is not a real function.
-bool is_real(void* symbol) {
-  if (symbol == nullptr) return false;
+// Where a name's definition for one caller was found: the pointer, its object and the step.
+struct Definition {
+  void* address = nullptr;
+  FoundBy how = FoundBy::kNotFound;
+  std::uintptr_t base = 0;  // load bias of the defining object
+};
+
+// The table of real symbols as data: name, whether a library lacking it is refused, library.
+#define CUDNN_FASTPATH_NAME_OF(name, lib, required) {#name, required, Library::lib},
+struct TableEntry {
+  const char* name;
+  bool required;
+  Library library;
+};
+constexpr TableEntry kTable[] = {CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_NAME_OF)};
+#undef CUDNN_FASTPATH_NAME_OF
+constexpr int kTableSize = static_cast<int>(sizeof kTable / sizeof kTable[0]);
+
+// Where RealSymbols keeps the pointer for table entry `index`.
+void** slot_of(RealSymbols& real, int index) {
+  void** slots[kTableSize] = {
+#define CUDNN_FASTPATH_SLOT(name, lib, required) reinterpret_cast<void**>(&real.name),
+      CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_SLOT)
+#undef CUDNN_FASTPATH_SLOT
+  };
+  return slots[index];
+}
+
+bool same_pointers(const RealSymbols& a, const RealSymbols& b) {
+  bool same = true;
+#define CUDNN_FASTPATH_COMPARE(name, lib, required) \
+  same = same && reinterpret_cast<void*>(a.name) == reinterpret_cast<void*>(b.name);
+  CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_COMPARE)
+#undef CUDNN_FASTPATH_COMPARE
+  return same;
+}
+
+// What a reference to `name` requiring `version` ("": none) binds to among the definitions
+// `where` leads to, as the dynamic linker decides it: the first definition, if its object defines
+// no versions (the linker takes an unversioned definition there, dlvsym does not); else the one of
+// that version.
+void* look_up(void* where, const char* name, const char* version) {
+  void* first = dlsym(where, name);
+  if (!*version || first == nullptr) return first;
   LoadedObject object;
-  return !object_containing(reinterpret_cast<std::uintptr_t>(symbol), object) || !object.is_shim;
+  if (object_containing(reinterpret_cast<std::uintptr_t>(first), object) && !defines_versions(object)) return first;
+  return dlvsym(where, name, version);
 }
 
-// Every symbol of `library` from `handle`; false if a required one is missing.
-bool fill(RealSymbols& real, void* handle, Library library) {
-  bool complete = true;
-#define CUDNN_FASTPATH_LOOK_UP(name, lib, required)                                 \
-  if (Library::lib == library) {                                                    \
-    real.name = reinterpret_cast<decltype(real.name)>(dlsym(handle, #name));        \
-    if (required && real.name == nullptr) complete = false;                         \
-  }
-  CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_LOOK_UP)
-#undef CUDNN_FASTPATH_LOOK_UP
-  return complete;
-}
-
-// Keeps an object loaded for as long as the process lives: the shim holds pointers into it.
-void pin(const char* path) {
-  if (path == nullptr || *path == '\0') return;
-  if (void* handle = dlopen(path, RTLD_NOLOAD | RTLD_LAZY | RTLD_NODELETE)) dlclose(handle);
-}
-
-// Takes `library` from wherever dlsym(where, primary) leads, if that is a real definition. The
-// other symbols come from the object that defines the primary one, so that one binding never
-// mixes two libraries.
-bool take(void* where, Library library, FoundBy how, Binding& out) {
-  const LibrarySpec& spec = kLibraries[static_cast<int>(library)];
-  void* primary = dlsym(where, spec.primary);
-  if (!is_real(primary)) return false;
+// A definition the call may go to: not inside a copy of the shim (this one or another), and not
+// inside `skipped`: a caller ahead of the shim (a tracer preloaded before it, forwarding to "the
+// next one") must not get itself back. A caller after the shim may: cuDNN calling its own exported
+// functions binds to them without the shim.
+bool acceptable(void* symbol, const LoadedObject* skipped, Definition& out, FoundBy how) {
+  if (symbol == nullptr) return false;
+  const auto address = reinterpret_cast<std::uintptr_t>(symbol);
+  if (skipped != nullptr && address >= skipped->begin && address < skipped->end) return false;
+  LoadedObject object;
+  if (object_containing(address, object) && object.is_shim) return false;
   Dl_info info{};
-  if (dladdr(primary, &info) == 0 || info.dli_fname == nullptr) return false;
-  void* defining = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
-  Binding candidate;
-  const bool complete = fill(candidate.real, defining ? defining : where, library);
-  if (defining) dlclose(defining);
-  if (!complete) return false;
-  candidate.library = library;
-  candidate.found_by = how;
-  candidate.base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
-  std::snprintf(candidate.object, sizeof candidate.object, "%s", info.dli_fname);
-  out = candidate;
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr) return false;
+  out.address = symbol;
+  out.how = how;
+  out.base = reinterpret_cast<std::uintptr_t>(info.dli_fbase);
   return true;
 }
 
-bool take_from_file(const char* path, Library library, FoundBy how, Binding& out) {
+bool from_file(const char* path, const char* name, const char* version, const LoadedObject* skipped, FoundBy how,
+               Definition& out) {
   void* handle = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
   if (handle == nullptr) return false;
-  const bool taken = take(handle, library, how, out);
-  dlclose(handle);  // the binding's object is pinned by publish()
-  return taken;
+  const bool found = acceptable(look_up(handle, name, version), skipped, out, how);
+  dlclose(handle);  // the definition's object is pinned by publish()
+  return found;
 }
 
-const Binding* publish(const Binding& candidate) {
+// The caller's own scope after the global one: what dlsym on its handle finds (itself, then its
+// dependencies, breadth first), or, when that is a skipped definition of its own, what its needed
+// libraries define.
+bool in_caller_scope(const LoadedObject& caller, const LoadedObject* skipped, const char* name, const char* version,
+                     Definition& out) {
+  if (caller.is_main || caller.is_shim || caller.path[0] == '\0') return false;
+  if (from_file(caller.path, name, version, skipped, FoundBy::kCallerScope, out)) return true;
+  if (skipped == nullptr) return false;
+  char needed[kMaxNeeded][kNeededNameSize];
+  const std::size_t count = needed_libraries(caller, needed);
+  for (std::size_t i = 0; i < count; ++i)
+    if (from_file(needed[i], name, version, skipped, FoundBy::kCallerScope, out)) return true;
+  return false;
+}
+
+// The next definition of `name` for `caller`, in the order its own reference would be bound
+// without the shim: the global scope after the shim (where a tracer preloaded after it sits),
+// then the caller's own dependencies (a framework opened RTLD_LOCAL), then the fallbacks.
+// `skipped` is the caller when it comes before the shim, else nullptr.
+bool next_definition(const char* name, const char* version, const LoadedObject* caller, const LoadedObject* skipped,
+                     Library library, Definition& out) {
+  const LibrarySpec& spec = kLibraries[static_cast<int>(library)];
+  // 1. Next in the global scope. A copy of the shim there is no definition; what lies after it is
+  //    then found by the steps below (documented in the README).
+  if (acceptable(look_up(RTLD_NEXT, name, version), skipped, out, FoundBy::kRtldNext)) return true;
+  // 2. The caller's own dependencies.
+  if (caller != nullptr && in_caller_scope(*caller, skipped, name, version, out)) return true;
+  // 3. Loaded somewhere under its usual soname.
+  for (const char* const* soname = spec.sonames; *soname; ++soname)
+    if (from_file(*soname, name, version, skipped, FoundBy::kNoload, out)) return true;
+  // 4. Loaded under another name.
+  LoadedObject candidates[8];
+  const std::size_t count = objects_named(spec.walk_prefix, candidates, 8);
+  for (std::size_t i = 0; i < count; ++i)
+    if (from_file(candidates[i].path, name, version, skipped, FoundBy::kLoadedWalk, out)) return true;
+  return false;
+}
+
+// Keeps the object defining `symbol` loaded for as long as the process lives: the shim holds
+// pointers into it.
+void pin(void* symbol) {
+  Dl_info info{};
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr || *info.dli_fname == '\0') return;
+  if (void* handle = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY | RTLD_NODELETE)) dlclose(handle);
+}
+
+const Binding* publish(const Binding& candidate, const Definition* definitions, int count) {
   const int claimed = g_claimed.load(std::memory_order_relaxed);
   for (int i = 0; i < claimed && i < kMaxBindings; ++i) {
     if (g_published[i].load(std::memory_order_acquire) && g_bindings[i].library == candidate.library &&
-        g_bindings[i].base == candidate.base)
+        same_pointers(g_bindings[i].real, candidate.real))
       return &g_bindings[i];
   }
   const int index = g_claimed.fetch_add(1, std::memory_order_relaxed);
@@ -127,7 +194,7 @@ const Binding* publish(const Binding& candidate) {
                                           kLibraries[static_cast<int>(candidate.library)].what, candidate.object);
     return &kNotFound[static_cast<int>(candidate.library)];
   }
-  pin(candidate.object);
+  for (int i = 0; i < count; ++i) pin(definitions[i].address);  // every object a pointer leads into
   g_bindings[index] = candidate;
   // Release: whoever sees the flag (acquire) sees the binding's contents.
   g_published[index].store(true, std::memory_order_release);
@@ -143,54 +210,81 @@ const Binding* resolve(Library library, const LoadedObject* caller) noexcept {
   g_needed[static_cast<int>(library)].store(true, std::memory_order_relaxed);
   const LibrarySpec& spec = kLibraries[static_cast<int>(library)];
   const Config& cfg = config();
-  Binding found;
 
-  // 1. Next in the global scope: every caller's lookups search it first (a program that links
-  //    the library, or dlopens it RTLD_GLOBAL).
-  bool ok = take(RTLD_NEXT, library, FoundBy::kRtldNext, found);
+  // The version each of the caller's references asks for; a name it does not reference (the shim
+  // calls some on its own) takes the version its other references to the library ask for, so that
+  // one binding never mixes two versions of a library.
+  const char* names[kTableSize];
+  for (int i = 0; i < kTableSize; ++i) names[i] = kTable[i].library == library ? kTable[i].name : "";
+  char versions[kTableSize][kVersionSize] = {};
+  if (caller != nullptr) required_versions(*caller, names, kTableSize, versions);
+  const char* library_version = "";
+  for (int i = 0; i < kTableSize && !*library_version; ++i) library_version = versions[i];
 
-  // 2. The caller's own dependencies: a framework opened RTLD_LOCAL reaches the library it links
-  //    (PyTorch), and two such frameworks may each link their own.
-  if (!ok && caller != nullptr && !caller->is_main && !caller->is_shim && caller->path[0] != '\0') {
-    ok = take_from_file(caller->path, library, FoundBy::kCallerScope, found);
-    if (ok) pin(caller->path);  // the caller's address range stays its own
-  }
-
-  // 3. Loaded somewhere under its usual soname.
-  for (const char* const* soname = spec.sonames; !ok && *soname; ++soname)
-    ok = take_from_file(*soname, library, FoundBy::kNoload, found);
-
-  // 4. Loaded under another name.
-  if (!ok) {
-    LoadedObject candidates[8];
-    const std::size_t count = objects_named(spec.walk_prefix, candidates, 8);
-    for (std::size_t i = 0; !ok && i < count; ++i)
-      ok = take_from_file(candidates[i].path, library, FoundBy::kLoadedWalk, found);
-  }
-
-  // 5. Where the user says it is. Loading a library is done only on this explicit request.
   const char* env_path = library == Library::kCudnn    ? cfg.cudnn_path
                          : library == Library::kCudart ? cfg.cudart_path
                                                        : "";
-  if (!ok && *env_path) {
-    void* handle = dlopen(env_path, RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) {
-      if (first_time(g_said_env_failure[static_cast<int>(library)]))
+  // A caller ahead of the shim reached it through "the next definition" (a tracer preloaded before
+  // it): its own definitions are behind it. The library itself is never skipped (cuDNN's calls of
+  // its own functions, reaching a shim opened after it).
+  const bool is_the_library =
+      caller != nullptr && std::strncmp(base_name(caller->path), spec.walk_prefix, std::strlen(spec.walk_prefix)) == 0;
+  const LoadedObject* skipped = caller != nullptr && !is_the_library && loaded_before_shim(*caller) ? caller : nullptr;
+  Binding found;
+  found.library = library;
+  Definition definitions[kTableSize];
+  int defined = 0;
+  bool complete = true;
+  void* env_handle = nullptr;
+  bool env_tried = false;
+  for (int i = 0; i < kTableSize; ++i) {
+    if (kTable[i].library != library) continue;
+    const char* name = kTable[i].name;
+    const char* version = *versions[i] ? versions[i] : library_version;
+    Definition d;
+    bool ok = next_definition(name, version, caller, skipped, library, d);
+    // 5. Where the user says it is. Loading a library is done only on this explicit request.
+    if (!ok && *env_path && !env_tried) {
+      env_tried = true;
+      env_handle = dlopen(env_path, RTLD_NOW | RTLD_LOCAL);
+      if (env_handle == nullptr && first_time(g_said_env_failure[static_cast<int>(library)]))
         log_line("%s=%s cannot be loaded: %s", spec.env_name, env_path, dlerror());
-    } else if (!(ok = take(handle, library, FoundBy::kEnvPath, found))) {
-      if (first_time(g_said_env_failure[static_cast<int>(library)]))
-        log_line("%s=%s does not define %s", spec.env_name, env_path, spec.primary);
     }
+    if (!ok && env_handle != nullptr) ok = acceptable(look_up(env_handle, name, version), skipped, d, FoundBy::kEnvPath);
+    // A version nothing defines: the dynamic linker would have refused the program; the shim
+    // fails open to the default version instead.
+    if (!ok && *version) ok = next_definition(name, "", caller, skipped, library, d);
+    if (!ok) {
+      complete = complete && !kTable[i].required;
+      continue;
+    }
+    *slot_of(found.real, i) = d.address;
+    definitions[defined++] = d;
   }
+  if (env_handle != nullptr && !complete && first_time(g_said_env_failure[static_cast<int>(library)]))
+    log_line("%s=%s does not define %s", spec.env_name, env_path, spec.primary);
 
-  if (!ok) {
+  if (!complete) {
     if (first_time(g_said_not_found[static_cast<int>(library)]))
       log_line("cannot find the real %s (%s): not next in the search order, not a dependency of its "
                "caller, not loaded%s%s; calls fail",
                spec.primary, spec.what, spec.env_name ? ", " : "", spec.env_name ? spec.env_name : "");
     return &kNotFound[static_cast<int>(library)];
   }
-  return publish(found);
+  // The binding's identity for reports: the object most of its names lead to (the library itself,
+  // with a tracer in front of a few of them); the first such in table order on a tie.
+  int best = 0, best_count = 0;
+  for (int i = 0; i < defined; ++i) {
+    int same = 0;
+    for (int j = 0; j < defined; ++j) same += definitions[j].base == definitions[i].base;
+    if (same > best_count) best = i, best_count = same;
+  }
+  found.found_by = definitions[best].how;
+  found.base = definitions[best].base;
+  Dl_info info{};
+  if (dladdr(definitions[best].address, &info) != 0 && info.dli_fname != nullptr)
+    std::snprintf(found.object, sizeof found.object, "%s", info.dli_fname);
+  return publish(found, definitions, defined);
 }
 
 const Binding* first_binding(Library library) noexcept {

@@ -13,7 +13,12 @@ Runs workload.py in separate processes, with and without the shim:
     the run with the shim must stay within (bit for bit if the three agree);
   - per-iteration time without and with the shim, alternated over --rounds rounds, in separate
     processes (unless --skip-timing; gpu/pytorch/ab.py, in one process, is the measure of the saving:
-    the shim measures no time itself).
+    the shim measures no time itself);
+  - with --tracer (tests/tracer's libtracer_all.so, a small timing preload that wraps the whole
+    API): inference and SDPA with the tracer alone, after the shim (as the launcher puts it when
+    LD_PRELOAD already holds it) and before it: outputs identical to the runs without the shim; after
+    the shim its cudnnSetStream count equals the shim's forwarded count and its executes the
+    program's; before the shim its counts equal those of the run with the tracer alone.
 Writes everything to --json and exits 1 if a check failed. Standard library only: it never imports
 torch itself, the workload does.
 """
@@ -94,7 +99,9 @@ class Run:
     """One workload process. shim is 'none', 'stats', 'verify' (verify mode, with statistics) or
     'nopacks' (statistics, the variant-pack cache off)."""
 
-    def __init__(self, name, workload_args, shim, work, shim_library):
+    def __init__(self, name, workload_args, shim, work, shim_library, tracer=None, tracer_position=None):
+        """tracer: a preload of the user's own, alone (shim 'none'), 'after' the shim (LD_PRELOAD
+        already holds it when the launcher starts) or 'before' it (LD_PRELOAD set by hand)."""
         self.name, self.shim = name, shim
         self.output = work / f"{name}.bin"
         self.stats_pattern = str(work / f"{name}.stats-%p.json")
@@ -102,10 +109,20 @@ class Run:
         if workload_args[0] != "time":
             argv += ["--out", str(self.output)]
         env = clean_environment()
-        if shim != "none":
+        self.tracer_report, self.tracer = work / f"{name}.tracer.json", None
+        if tracer:
+            env["CUDNN_TRACER_REPORT"] = str(self.tracer_report)
+            env["LD_PRELOAD"] = tracer
+        if tracer_position == "before":
+            argv, extra = via_environment(argv, shim_library, self.stats_pattern, False, verbose=True)
+            extra["LD_PRELOAD"] = f"{tracer} {shim_library}"
+            env.update(extra)
+        elif shim != "none":
             # Verbose (how libcudnn was found) except when timed: the log is the evidence.
             argv, extra = UNDER_SHIM(argv, shim_library, self.stats_pattern, shim == "verify",
                                      verbose=workload_args[0] != "time", no_packs=shim == "nopacks")
+            if tracer and UNDER_SHIM is via_environment:
+                extra["LD_PRELOAD"] = f"{shim_library} {tracer}"
             env.update(extra)
         self.argv, self.env = argv, env
         self.exit_code, self.out, self.err, self.seconds = None, "", "", 0.0
@@ -129,7 +146,13 @@ class Run:
         if stats:
             self.stats = max(stats, key=lambda s: s.get("set_stream_calls", 0))
             self.stats["files"] = len(stats)
+        if self.tracer_report.exists():
+            self.tracer = json.loads(self.tracer_report.read_text())
         return self
+
+    def traced(self, function):
+        """Calls of `function` the tracer saw (0 if it reported none), None without a report."""
+        return None if self.tracer is None else self.tracer.get(function, {}).get("calls", 0)
 
     def output_bytes(self):
         return self.output.read_bytes() if self.output.exists() else None
@@ -145,6 +168,8 @@ class Run:
             print(f"    {line}")
         if self.stats:
             print(f"    stats: {json.dumps(self.stats, sort_keys=True)}")
+        if self.tracer is not None:
+            print(f"    tracer: {json.dumps(self.tracer, sort_keys=True)}")
 
     def summary(self):
         return {"name": self.name, "shim": self.shim, "exit_code": self.exit_code,
@@ -406,6 +431,55 @@ def summarize_timing(rounds, asked):
     return summary
 
 
+def tracer_checks(args, work, checks, runs):
+    """The workloads under a timing preload of the user's own, beside the shim."""
+    plan = []
+    for workload, wargs in (("infer", INFER), ("sdpa", SDPA)):
+        plan += [(f"{workload}-tracer", wargs, "none", None), (f"{workload}-tracer-after", wargs, "stats", "after"),
+                 (f"{workload}-tracer-before", wargs, "stats", "before")]
+    traced = {name: Run(name, wargs, shim, work, args.shim, tracer=args.tracer, tracer_position=position)
+              for name, wargs, shim, position in plan}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+        list(pool.map(Run.execute, traced.values()))
+    for run in traced.values():
+        run.log()
+        checks.add(f"{run.name}: exit status 0, tracer report written", run.exit_code == 0 and run.tracer is not None,
+                   "" if run.exit_code == 0 else (run.err.strip().splitlines() or ["?"])[-1])
+    for workload in ("infer", "sdpa"):
+        alone, plain = traced[f"{workload}-tracer"], runs[f"{workload}-plain-1"]
+        plain_agree = plain.output_bytes() is not None and plain.output_bytes() == runs[f"{workload}-plain-2"].output_bytes()
+        same_bytes(checks, f"{alone.name}: output identical to the run without any preload", alone, plain,
+                   precondition=plain_agree)
+        for position in ("after", "before"):
+            run = traced[f"{workload}-tracer-{position}"]
+            same_bytes(checks, f"{run.name}: output identical to the run without the shim", run, plain,
+                       precondition=plain_agree)
+            if run.tracer is None or alone.tracer is None or not run.stats:
+                checks.add(f"{run.name}: tracer and shim reports", False, "a report is missing")
+                continue
+            stats = run.stats
+            checks.add(f"{run.name}: the shim saw every cudnnSetStream of the program",
+                       stats["set_stream_calls"] == alone.traced("cudnnSetStream"),
+                       f"{stats['set_stream_calls']} intercepted, the tracer alone saw {alone.traced('cudnnSetStream')}")
+            if position == "after":
+                checks.add(f"{run.name}: the tracer's cudnnSetStream calls = the shim's forwarded",
+                           run.traced("cudnnSetStream") == stats["forwarded"],
+                           f"tracer {run.traced('cudnnSetStream')}, forwarded {stats['forwarded']}, "
+                           f"skipped {stats['skipped']}")
+                checks.add(f"{run.name}: the tracer saw every execute of the program",
+                           run.traced("cudnnBackendExecute") == alone.traced("cudnnBackendExecute"),
+                           f"{run.traced('cudnnBackendExecute')} vs {alone.traced('cudnnBackendExecute')} alone")
+            else:
+                differing = {f: (run.traced(f), alone.traced(f)) for f in set(run.tracer) | set(alone.tracer)
+                             if run.traced(f) != alone.traced(f)}
+                checks.add(f"{run.name}: the tracer's counts = the program's calls (the run with the tracer alone)",
+                           not differing, f"differing (with the shim, alone): {differing}" if differing else
+                           f"{sum(v['calls'] for v in run.tracer.values())} calls")
+            checks.add(f"{run.name}: the shim still skips", stats["skipped"] > 0,
+                       f"skipped {stats['skipped']}, {pack_numbers(stats)}")
+    return traced
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shim", required=True, help="path of libcudnn_fastpath.so")
@@ -414,6 +488,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--deadline", type=float, default=0, help="time.time() not to go past")
     parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--tracer", help="a timing preload to run beside the shim (tests/tracer's libtracer_all.so)")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -422,6 +497,8 @@ def main():
     checks = Checks()
     start = time.monotonic()
     runs, comparisons = correctness(args, work, checks)
+    if args.tracer:
+        runs.update(tracer_checks(args, work, checks, runs))
     print(f"correctness checks: {len(runs)} processes, {time.monotonic() - start:.0f} s")
     first = runs["infer-plain-1"].printed
     versions = {k: first.get(k) for k in ("torch", "torch_cuda", "cudnn", "device")}

@@ -133,6 +133,48 @@ TEST_CASE("several libcudnn copies: each framework's calls reach its own cuDNN a
   }
 }
 
+// Each call must reach the cuDNN and runtime whose version the caller's reference asks for.
+TEST_CASE("versioned symbols in two scopes: cuDNN 8 and 9, runtime 12 and 13", "[hostile][resolve]") {
+  // cuDNN 9 and runtime 13 in the global scope, a framework opened RTLD_LOCAL that links cuDNN 8
+  // and runtime 12: the next definition after the shim is cuDNN 9's, of another version.
+  for (const char* mode : {"linked", "global"}) {
+    for (const bool preload : {false, true}) {
+      for (const bool disabled : {false, true}) {
+        if (disabled && !preload) continue;
+        INFO(mode << (preload ? " under the shim" : " without the shim") << (disabled ? ", disabled" : ""));
+        std::vector<EnvChange> env;
+        if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
+        const Outcome o = run_scenario(mode, "versioned_scopes", {.preload = preload, .env = env});
+        REQUIRE(o["distinct_cudnns"] == 1);
+        for (const std::string p : {"v8", "v9"}) {
+          INFO(p);
+          CHECK(o[p + "_create_status"] == 0);
+          CHECK(o[p + "_set_status"] == 0);
+          CHECK(o[p + "_get_status"] == 0);
+          CHECK(o[p + "_get_agrees"] == 1);
+          CHECK(o[p + "_real_set_stream"] == (preload && !disabled ? 1 : 2));
+          CHECK(o[p + "_stream_destroy_status"] == 0);
+          CHECK(o[p + "_stub_stream_destroys"] == 1);
+          CHECK(o[p + "_destroy_status"] == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("every bound object and every caller stays mapped after dlclose", "[hostile][resolve]") {
+  // A framework opened RTLD_GLOBAL: its libcudnn is next after the shim in the global scope.
+  const Outcome plain = run_scenario("self", "bound_then_closed", {.preload = false});
+  REQUIRE(plain["framework_mapped"] == 0);  // the premise: dlclose unmaps both without the shim
+  REQUIRE(plain["cudnn_mapped"] == 0);
+  REQUIRE(plain["cudart_mapped"] == 0);
+  const Outcome o = run_scenario("self", "bound_then_closed");
+  CHECK(o["framework_get_agrees"] == 1);
+  CHECK(o["framework_mapped"] == 1);
+  CHECK(o["cudnn_mapped"] == 1);
+  CHECK(o["cudart_mapped"] == 1);
+}
+
 TEST_CASE("several libcudnn copies: a cuDNN unloaded and another loaded in its place", "[hostile][resolve]") {
   const Outcome o = run_scenario("self", "cudnn_replaced");
   REQUIRE(o["v9_dlclose_status"] == 0);

@@ -142,6 +142,10 @@ const Case kCases[] = {
     {"two_cudnns", two_cudnns},
     {"cudnn_replaced", cudnn_replaced},
     {"two_shims", two_shims},
+    {"bound_then_closed", bound_then_closed},
+#endif
+#if defined(FRAMEWORK8_PATH)
+    {"versioned_scopes", versioned_scopes},
 #endif
 };
 

@@ -114,6 +114,10 @@ int dlclose_shim();
 int two_cudnns();
 int cudnn_replaced();
 int two_shims();
+int bound_then_closed();
+#endif
+#if defined(FRAMEWORK8_PATH)
+int versioned_scopes();
 #endif
 
 }  // namespace scenario

@@ -156,8 +156,10 @@ int dlclose_shim() {
   print("joined", 1);
   return 0;
 }
+#endif
 
 // ---- two libcudnn in one process: the frameworks built against cuDNN 9 and cuDNN 8 stubs ----
+#if !defined(SCENARIO_LINKED) || defined(FRAMEWORK8_PATH)
 
 const ScenarioApi& open_framework(const char* path, void*& library) {
   library = must_dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -193,6 +195,9 @@ const char* object_of(const void* address) {
   Dl_info info{};
   return dladdr(address, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : "?";
 }
+#endif
+
+#ifndef SCENARIO_LINKED
 
 int two_cudnns() {
   void* library9 = nullptr;
@@ -223,6 +228,49 @@ int cudnn_replaced() {
   use_framework("v8", open_framework(FRAMEWORK8_PATH, library8));
   return 0;
 }
+
+// Whether /proc/self/maps shows a file whose name contains `name`.
+bool mapped(const char* name) {
+  FILE* maps = std::fopen("/proc/self/maps", "r");
+  if (maps == nullptr) die("cannot read /proc/self/maps");
+  char line[4096];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, maps)) found = std::strstr(line, name) != nullptr;
+  std::fclose(maps);
+  return found;
+}
+
+// A framework opened RTLD_GLOBAL (its libcudnn is then in the global scope, found next after the
+// shim), used, and closed: what stays mapped. Without the shim both go.
+int bound_then_closed() {
+  void* library = must_dlopen(FRAMEWORK_PATH, RTLD_NOW | RTLD_GLOBAL);
+  const ScenarioApi* (*api)() = nullptr;
+  must_dlsym(api, library, "scenario_framework_api");
+  use_framework("framework", *api());
+  dlclose(library);
+  print("framework_mapped", mapped("libscenario_framework.so"));
+  print("cudnn_mapped", mapped("libcudnn.so.9"));
+  print("cudart_mapped", mapped("libcudart.so.13"));
+  return 0;
+}
+#endif
+
+#if defined(FRAMEWORK8_PATH)
+// The program has cuDNN 9 and runtime 13 in the global scope (linked, or opened RTLD_GLOBAL), and
+// opens a framework RTLD_LOCAL that links cuDNN 8 and runtime 12, whose symbols carry those
+// versions: the framework's references name them, and the global definitions do not match.
+int versioned_scopes() {
+  void* library8 = nullptr;
+  const ScenarioApi& v8 = open_framework(FRAMEWORK8_PATH, library8);
+  print("distinct_cudnns", object_of(reinterpret_cast<const void*>(v8.counters)) !=
+                               std::string(object_of(reinterpret_cast<const void*>(g_api.counters))));
+  use_framework("v8", v8);
+  use_framework("v9", g_api);
+  return 0;
+}
+#endif
+
+#ifndef SCENARIO_LINKED
 
 // Mode global. Two copies of the shim from different files: A, the preloaded one (or, with
 // SCENARIO_SHIM_A=dlopen, SHIM_PATH opened RTLD_LOCAL by the program), and B, the copy named by

@@ -324,7 +324,7 @@ TEST_CASE("the --version and --help options", "[launcher]") {
   CHECK(help.err.empty());
   for (const char* option : {"--stats", "--stats-file", "--verify", "--verbose", "--disable", "--no-variant-packs",
                              "CUDNN_FASTPATH_VARIANT_PACKS=0", "--print-path", "--version", "--help",
-                             "CUDNN_FASTPATH_SHIM"})
+                             "CUDNN_FASTPATH_SHIM", "first in LD_PRELOAD"})
     CHECK(contains(help.out, option));
 }
 

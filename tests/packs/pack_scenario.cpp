@@ -7,6 +7,7 @@
 //   pack_scenario_dlopen  MODE CASE   libcudnn is reached after a dlopen; MODE is one of
 //       global    dlopen(libcudnn, RTLD_GLOBAL), calls through the global scope
 //       local     dlopen(framework, RTLD_LOCAL), the framework links libcudnn (PyTorch's case)
+//       local_lazy  the same with RTLD_LAZY instead of RTLD_NOW
 //       deepbind  dlopen(framework, RTLD_LOCAL | RTLD_DEEPBIND): the framework binds to its own
 //                 libcudnn first, so the shim never sees its calls
 //
@@ -67,8 +68,10 @@ void load_api(const char* mode) {
     must_dlsym(g_api.last_call, cudnn, "stubbackend_last_call");
     must_dlsym(g_api.create_pack_internally, cudnn, "stubbackend_create_pack_internally");
     must_dlsym(g_api.set_engine_workspace, cudnn, "stubbackend_set_engine_workspace");
-  } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "deepbind") == 0) {
-    int flags = RTLD_NOW | RTLD_LOCAL;
+  } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "local_lazy") == 0 ||
+             std::strcmp(mode, "deepbind") == 0) {
+    // local_lazy: calls bound at their first call, as without RTLD_NOW (shim_opened_later).
+    int flags = (std::strcmp(mode, "local_lazy") == 0 ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL;
     if (std::strcmp(mode, "deepbind") == 0) flags |= RTLD_DEEPBIND;
     void* framework = must_dlopen(FRAMEWORK_PATH, flags);
     const PackApi* (*api)() = nullptr;
@@ -107,8 +110,10 @@ const Case kCases[] = {
     {"runtime_switch", runtime_switch},
     {"switch_every", switch_every},
     {"stats_api", stats_api},
+    {"traced", traced},
 #ifndef PACK_SCENARIO_LINKED
     {"two_shims", two_shims},
+    {"shim_opened_later", shim_opened_later},
 #endif
 };
 

@@ -159,5 +159,10 @@ int threads_in_turn();
 int runtime_switch();
 int switch_every();
 int stats_api();
+// pack_scenario_tracers.cpp
+int traced();
+#ifndef PACK_SCENARIO_LINKED
+int shim_opened_later();
+#endif
 
 }  // namespace pack_scenario

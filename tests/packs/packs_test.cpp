@@ -767,3 +767,115 @@ TEST_CASE("cudnn_fastpath_stats: a second copy of the shim answers with the firs
   CHECK(o["api.skipped"] == 198);
   CHECK(o["follower_same"] == 1);
 }
+
+// ---- tracers: other preloads beside the shim ---------------------------------------------------
+
+namespace {
+
+// The tracers (tests/tracer) and the functions each wraps, of those the stub counts.
+struct Tracer {
+  const char* name;
+  const char* path;
+  std::vector<std::string> wraps;
+};
+const std::vector<std::string> kCounted = {
+    "cudnnCreate", "cudnnDestroy", "cudnnSetStream", "cudnnGetStream", "cudnnBackendCreateDescriptor",
+    "cudnnBackendDestroyDescriptor", "cudnnBackendSetAttribute", "cudnnBackendGetAttribute",
+    "cudnnBackendFinalize", "cudnnBackendExecute"};
+const Tracer kTracers[] = {
+    {"one", TRACER_ONE, {"cudnnBackendExecute"}},
+    {"few", TRACER_FEW, {"cudnnSetStream", "cudnnBackendExecute"}},
+    {"handle", TRACER_HANDLE, {"cudnnCreate", "cudnnDestroy", "cudnnSetStream", "cudnnGetStream"}},
+    {"all", TRACER_ALL, kCounted},
+};
+
+// The traced case with LD_PRELOAD as given (the shim, a tracer, or both), and a statistics file;
+// the file's JSON, "" if none.
+StatsRun run_traced(const std::string& mode, const std::string& preload, bool disabled) {
+  const std::string dir = make_temp_dir();
+  std::vector<EnvChange> env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}};
+  if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
+  const bool shim = preload.find(shim_path()) != std::string::npos;
+  if (!shim) env.push_back({"LD_PRELOAD", preload});
+  StatsRun r{run(mode, "traced", {.preload = shim, .preload_value = preload, .env = env}), ""};
+  r.json = read_file(dir + "/s.json");
+  return r;
+}
+
+// The traced case under `tracer` with the shim, the tracer `after` it in LD_PRELOAD or before it,
+// with the shim's features on and under CUDNN_FASTPATH_DISABLE=1, judged against the run with
+// the tracer alone.
+void check_traced(const char* mode, const Tracer& tracer, bool after) {
+  INFO("mode " << mode << ", tracer " << tracer.name << (after ? " after the shim" : " before the shim"));
+  // Without the shim: the tracer alone sees each wrapped call once (the premise), and the
+  // program's calls, which the runs with the shim are judged against.
+  const StatsRun alone = run_traced(mode, tracer.path, false);
+  REQUIRE(alone.outcome["tracer_present"] == 1);
+  for (const std::string& name : tracer.wraps) {
+    INFO(name);
+    REQUIRE(alone.outcome["tracer." + name] == alone.outcome["stub." + name]);
+  }
+  for (const bool disabled : {false, true}) {
+    INFO((disabled ? "CUDNN_FASTPATH_DISABLE=1" : "features on"));
+    const std::string preload = after ? shim_path() + " " + tracer.path : std::string(tracer.path) + " " + shim_path();
+    const StatsRun r = run_traced(mode, preload, disabled);
+    const Outcome& o = r.outcome;
+    require_same(o, alone.outcome, {"status."});
+    for (const std::string& name : tracer.wraps) {
+      INFO(name);
+      // After the shim the tracer is between it and cuDNN: it sees what reaches cuDNN, the shim's
+      // own calls included (the real packs it builds for cache misses). Before the shim it sees
+      // what the program calls, as without the shim.
+      if (after) CHECK(o["tracer." + name] == o["stub." + name]);
+      else CHECK(o["tracer." + name] == alone.outcome["tracer." + name]);
+    }
+    INFO(r.json);
+    if (!disabled) {
+      // The shim still skips and hits; what it forwards is what cuDNN got.
+      CHECK(json_number(r.json, "set_stream_calls").value_or(-1) == 201);
+      CHECK(json_number(r.json, "skipped").value_or(-1) > 90);
+      CHECK(json_number(r.json, "forwarded").value_or(-1) == o["stub.cudnnSetStream"]);
+      CHECK(json_number(r.json, "pack_hits").value_or(-1) > 100);
+      CHECK(o["stub.cudnnSetStream"] < alone.outcome["stub.cudnnSetStream"]);
+    } else {  // a pure pass-through (which writes no statistics)
+      for (const std::string& name : kCounted) {
+        INFO(name);
+        CHECK(o["stub." + name] == alone.outcome["stub." + name]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// Tracers wrapping one function, a few, or the whole API.
+TEST_CASE("a tracer after the shim sees every call that reaches cuDNN, once", "[packs][tracers][tracer_after]") {
+  for (const char* mode : kModes)
+    for (const Tracer& tracer : kTracers)
+      if (std::string(tracer.name) != "handle") check_traced(mode, tracer, true);
+}
+
+// A tracer that wraps only cudnnCreate, cudnnDestroy, cudnnSetStream and cudnnGetStream, and links
+// no cuDNN: the backend calls must still find cuDNN.
+TEST_CASE("a tracer after the shim of the handle functions only: results as without it",
+          "[packs][tracers][tracer_handle]") {
+  for (const char* mode : kModes) check_traced(mode, kTracers[2], true);
+}
+
+TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[packs][tracers]") {
+  // cuDNN comes before the shim in load order here, as a tracer preloaded ahead of the shim does;
+  // only the tracer's own definitions are passed over.
+  const Outcome o = run("local_lazy", "shim_opened_later",
+                        {.preload = false, .env = {{"CUDNN_FASTPATH_VERBOSE", "1"}, {"LD_BIND_NOW", "", true}}});
+  REQUIRE(o["shim_loaded"] == 1);
+  // The premise: cuDNN's call reached the shim (verbose: a line at its first call).
+  REQUIRE(count_lines_containing(o.process.err, "cudnn-fastpath: loaded") == 1);
+  CHECK(o["status.internal_create"] == kSuccess);
+  CHECK(o["real_packs"] == 1);
+  CHECK(o["status.destroy"] == kSuccess);
+}
+
+TEST_CASE("a tracer before the shim sees every call the program makes, once", "[packs][tracers][tracer_before]") {
+  for (const char* mode : kModes)
+    for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
+}
