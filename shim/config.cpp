@@ -27,6 +27,7 @@ constexpr OptionSpec kOptions[] = {
     {Option::kStats, "CUDNN_FASTPATH_STATS", Kind::kBoolean},
     {Option::kStatsFile, "CUDNN_FASTPATH_STATS_FILE", Kind::kPath},
     {Option::kVariantPacks, "CUDNN_FASTPATH_VARIANT_PACKS", Kind::kBoolean},
+    {Option::kGraphs, "CUDNN_FASTPATH_GRAPHS", Kind::kBoolean},
     {Option::kCudnn, "CUDNN_FASTPATH_CUDNN", Kind::kPath},
     {Option::kCudart, "CUDNN_FASTPATH_CUDART", Kind::kPath},
 };
@@ -49,6 +50,7 @@ bool* boolean_field(Option option) {
     case Option::kVerbose: return &g_config.verbose;
     case Option::kStats: return &g_config.stats;
     case Option::kVariantPacks: return &g_config.variant_packs;
+    case Option::kGraphs: return &g_config.graphs;
     default: return nullptr;
   }
 }

@@ -11,6 +11,7 @@ enum class Option : int {
   kStats,      // CUDNN_FASTPATH_STATS: report on stderr at exit
   kStatsFile,  // CUDNN_FASTPATH_STATS_FILE: JSON report at exit, %p expands to the pid
   kVariantPacks,  // CUDNN_FASTPATH_VARIANT_PACKS: cache variant packs (default on)
+  kGraphs,     // CUDNN_FASTPATH_GRAPHS: replay steady executes as CUDA graphs (needs the packs)
   kCudnn,      // CUDNN_FASTPATH_CUDNN: the real libcudnn, when no loaded one can be found
   kCudart,     // CUDNN_FASTPATH_CUDART: the real libcudart, likewise
   kCount
@@ -22,6 +23,7 @@ struct Config {
   bool verbose = false;
   bool stats = false;
   bool variant_packs = true;
+  bool graphs = true;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};
   char cudnn_path[4096] = {};

@@ -4,6 +4,7 @@
 
 #include "shim/clock.h"
 #include "shim/config.h"
+#include "shim/graph_replay.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
 #include "shim/report.h"
@@ -26,7 +27,7 @@ std::atomic<std::uint64_t> g_ns_at_start{0};
 std::atomic<bool> g_fork_handler{false};  // relaxed: only makes the registration happen once
 std::atomic<bool> g_said_loaded{false};   // relaxed: only deduplicates a message
 
-constexpr std::uint32_t kFeatureBits = mode::kSkipping | mode::kCaching;
+constexpr std::uint32_t kFeatureBits = mode::kSkipping | mode::kCaching | mode::kGraphs;
 
 // In a forked child only the forking thread exists, and nothing the parent cached may be trusted:
 // the parent's handles are unusable there, cuDNN's first answer must reach the program.
@@ -34,6 +35,7 @@ void in_forked_child() {
   handle_table().reset_in_child();
   reset_counters_in_child();
   forget_packs_in_child();
+  forget_graphs_in_child();
   disarm_report_in_child();
 }
 
@@ -44,10 +46,12 @@ std::uint32_t with_plain_skip(std::uint32_t m) {
   return m;
 }
 
-// The features the configuration allows: none when disabled, packs unless switched off.
+// The features the configuration allows: none when disabled, packs unless switched off, graphs
+// unless switched off and only with the packs (only a cached pack is stable enough to replay).
 std::uint32_t allowed_features(const Config& cfg) {
   if (cfg.disable) return 0;
-  return mode::kSkipping | (cfg.variant_packs ? mode::kCaching : 0);
+  return mode::kSkipping | (cfg.variant_packs ? mode::kCaching : 0) |
+         (cfg.variant_packs && cfg.graphs ? mode::kGraphs : 0);
 }
 
 }  // namespace
@@ -84,8 +88,8 @@ std::uint32_t initialise() noexcept {
   if (!g_fork_handler.exchange(true, std::memory_order_relaxed))
     pthread_atfork(nullptr, nullptr, in_forked_child);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))
-    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d%s%s)", cfg.disable, cfg.verify,
-             cfg.stats, cfg.variant_packs, cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
+    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d graphs=%d%s%s)", cfg.disable, cfg.verify,
+             cfg.stats, cfg.variant_packs, cfg.graphs, cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
   // acq_rel: release publishes the leader and clock cost; on failure, acquire sees the winner's.
   std::uint32_t expected = 0;
   if (!g_mode.compare_exchange_strong(expected, m, std::memory_order_acq_rel, std::memory_order_acquire))
@@ -98,7 +102,8 @@ const DispatchV1& leader() noexcept { return *g_leader.load(std::memory_order_re
 unsigned features() noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().features();
-  return ((m & mode::kSkipping) ? kFeatureSetStream : 0u) | ((m & mode::kCaching) ? kFeatureVariantPacks : 0u);
+  return ((m & mode::kSkipping) ? kFeatureSetStream : 0u) | ((m & mode::kCaching) ? kFeatureVariantPacks : 0u) |
+         ((m & mode::kGraphs) ? kFeatureGraphs : 0u);
 }
 
 unsigned set_features(unsigned wanted) noexcept {
@@ -106,7 +111,8 @@ unsigned set_features(unsigned wanted) noexcept {
   if (m & mode::kFollower) return leader().set_features(wanted);
   g_feature_switches.fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t requested = ((wanted & kFeatureSetStream) ? mode::kSkipping : 0u) |
-                                  ((wanted & kFeatureVariantPacks) ? mode::kCaching : 0u);
+                                  ((wanted & kFeatureVariantPacks) ? mode::kCaching : 0u) |
+                                  ((wanted & kFeatureGraphs) && (wanted & kFeatureVariantPacks) ? mode::kGraphs : 0u);
   const std::uint32_t bits = requested & allowed_features(config());
   std::uint32_t next;
   do {
@@ -116,6 +122,8 @@ unsigned set_features(unsigned wanted) noexcept {
   // Whatever the table knew stops being trusted both ways: when skipping stops, so that nothing
   // cached outlives it; when it starts, so that nothing learnt before counts.
   if ((m ^ next) & mode::kSkipping) handle_table().forget_all();
+  // Graphs switched off: every graph is forgotten now, so that none outlives the switch.
+  if ((m & mode::kGraphs) && !(next & mode::kGraphs)) forget_all_graphs(next);
   return features();
 }
 

@@ -13,6 +13,7 @@
 
 #include "shim/clock.h"
 #include "shim/config.h"
+#include "shim/graph_replay.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
 #include "shim/pack_op_samples.h"
@@ -215,8 +216,20 @@ void write_json(const Figures& f, const char* pattern) {
       "  \"pack_proxy_ns\": %.1f,\n"
       "  \"pack_saved_ns_estimate\": %.0f,\n"
       "  \"total_saved_ns_estimate\": %.0f,\n"
+      "  \"graphs_captured\": %llu,\n"
+      "  \"graph_launches\": %llu,\n"
+      "  \"direct_executes\": %llu,\n"
+      "  \"graph_refusals_capturing\": %llu,\n"
+      "  \"graph_refusals_host_pointer\": %llu,\n"
+      "  \"graph_refusals_context\": %llu,\n"
+      "  \"graph_refusals_churn\": %llu,\n"
+      "  \"graph_refusals_failed\": %llu,\n"
+      "  \"graph_refusals_full\": %llu,\n"
+      "  \"graph_evictions\": %llu,\n"
+      "  \"graphs_held\": %llu,\n"
       "  \"verify\": %s,\n"
       "  \"variant_packs\": %s,\n"
+      "  \"graphs\": %s,\n"
       "  \"disabled\": %s\n"
       "}\n",
       static_cast<long>(getpid()), u(f.calls), u(f.skipped), u(f[Counter::kForwarded]),
@@ -230,8 +243,12 @@ void write_json(const Figures& f, const char* pattern) {
       f.pack_ops.saved_per_hit_interquartile_ns, f.pack_ops.saved_per_hit_mean_ns, f.pack_ops.real_op_ns,
       f.pack_ops.proxy_op_ns, f.pack_ops.saved_in_window_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
       f.pack_proxy_ns, f.pack_saved_ns,
-      f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
-      cfg.disable ? "true" : "false");
+      f.saved_ns + f.pack_saved_ns, u(f[Counter::kGraphsCaptured]), u(f[Counter::kGraphLaunches]),
+      u(f[Counter::kDirectExecutes]), u(f[Counter::kGraphRefusalsCapturing]), u(f[Counter::kGraphRefusalsHostPointer]),
+      u(f[Counter::kGraphRefusalsContext]), u(f[Counter::kGraphRefusalsChurn]), u(f[Counter::kGraphRefusalsFailed]),
+      u(f[Counter::kGraphRefusalsFull]), u(f[Counter::kGraphEvictions]), u(graphs_held()),
+      cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
+      cfg.variant_packs && cfg.graphs ? "true" : "false", cfg.disable ? "true" : "false");
   if (length <= 0 || static_cast<std::size_t>(length) >= sizeof json) return;
   replace_file(path, json, static_cast<std::size_t>(length));
 }
@@ -250,6 +267,13 @@ void write_stderr(const Figures& f) {
              f.saved_ns / 1e6, f.forwarded_same_stream_ns, u(f[Counter::kSamplesTimed]), found_by, object);
   else
     log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s", found_by, object);
+  if (f[Counter::kGraphsCaptured] != 0 || f[Counter::kDirectExecutes] != 0)
+    log_line("graph replay: %llu captured, %llu launches, %llu direct executes, %llu evicted; refused: "
+             "%llu capturing, %llu host pointer, %llu context, %llu churn, %llu failed, %llu full",
+             u(f[Counter::kGraphsCaptured]), u(f[Counter::kGraphLaunches]), u(f[Counter::kDirectExecutes]),
+             u(f[Counter::kGraphEvictions]), u(f[Counter::kGraphRefusalsCapturing]),
+             u(f[Counter::kGraphRefusalsHostPointer]), u(f[Counter::kGraphRefusalsContext]),
+             u(f[Counter::kGraphRefusalsChurn]), u(f[Counter::kGraphRefusalsFailed]), u(f[Counter::kGraphRefusalsFull]));
   if (f[Counter::kPacksProxied] == 0 && f[Counter::kPacksMaterialized] == 0) return;
   const std::uint64_t finalized = f[Counter::kPackHits] + f[Counter::kPackMisses];
   if (f.pack_ops.differences != 0)

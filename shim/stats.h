@@ -30,6 +30,16 @@ enum class Counter : int {
   kPackSamples,        // variant packs passed through on purpose, to time them (pack_op_samples.h)
   kPackProxySamples,   // proxies whose own calls were timed, create to destroy
   kPackProxyTicks,     // their total time, in time-stamp counter ticks
+  kGraphsCaptured,             // executes captured as CUDA graphs (graph_replay.cpp)
+  kGraphLaunches,              // executes answered by launching a graph
+  kDirectExecutes,             // executes of cached packs that reached cuDNN, graphs on
+  kGraphRefusalsCapturing,     // ... because the program's stream was capturing
+  kGraphRefusalsHostPointer,   // ... for good: a host pointer not a known by-value tensor
+  kGraphRefusalsContext,       // ... a stream of another context than the graph's, or green
+  kGraphRefusalsChurn,         // ... for good: by-value bytes that kept changing
+  kGraphRefusalsFailed,        // ... for good: a failed capture or instantiation, no driver
+  kGraphRefusalsFull,          // ... every entry of the graph cache's set was in use
+  kGraphEvictions,             // graphs destroyed to make room
   kCount
 };
 inline constexpr int kCounters = static_cast<int>(Counter::kCount);

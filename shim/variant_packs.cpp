@@ -30,6 +30,7 @@
 #include "packs/proxy_pool.h"
 #include "shim/clock.h"
 #include "shim/code_layout.h"
+#include "shim/graph_replay.h"
 #include "shim/pack_op_samples.h"
 #include "shim/process.h"
 #include "shim/callers.h"
@@ -240,6 +241,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
   if (evicted.pack) {
+    forget_graphs_of_pack(evicted.pack, m);  // before a new pack may take its address
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::kPackEvictions);
   }
@@ -361,6 +363,8 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(cons
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
     if (real.cudnnBackendDestroyDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     const cudnnStatus_t status = real.cudnnBackendDestroyDescriptor(descriptor);
+    // A plan's graphs go with it, before its address can be handed out again.
+    if (!(m & mode::kDisabled)) forget_graphs_of_plan(descriptor, m);
     if (counting(m)) samples::close_real_if_timed(descriptor);
     return status;
   }
@@ -421,7 +425,10 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const voi
     if (g_proxies.owns(descriptor)) return CUDNN_STATUS_BAD_PARAM;
     const RealSymbols& real = binding_for(Library::kCudnn, caller).real;
     if (real.cudnnBackendSetAttribute == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
-    return real.cudnnBackendSetAttribute(descriptor, name, type, count, elements);
+    const cudnnStatus_t status = real.cudnnBackendSetAttribute(descriptor, name, type, count, elements);
+    if (status == CUDNN_STATUS_SUCCESS && is_noted_tensor_attribute(name) && !(m & mode::kDisabled))
+      note_tensor_attribute(descriptor, name, type, count, elements);
+    return status;
   }
   const ProxyTimer timer(p);
   if (p->state() == Proxy::State::kRecording && record(p->recorded, name, type, count, elements))
@@ -558,13 +565,17 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
   const std::uint32_t m = current_mode();
   const Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
   if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
-      p->library->real.cudnnBackendExecute != nullptr)
+      p->library->real.cudnnBackendExecute != nullptr) {
+    // A pack from the cache is stable from one op to the next: its executes may be replayed.
+    if ((m & mode::kGraphs) && p->lease)
+      return execute_with_graphs(caller, *p->library, handle, plan, p->pack, p->recorded, m);
     return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
+  }
   return backend_execute_general(caller, handle, plan, pack);
 }
 
 void forget_packs_in_child() noexcept {
-  g_cache.forget_in_child();
+  g_cache.forget_in_child();  // graph_replay.cpp forgets the graphs of these packs itself
   samples::forget_in_child();
 }
 

@@ -8,10 +8,12 @@
  * on: with CUDNN_FASTPATH_FEATURE_SET_STREAM off every cudnnSetStream reaches cuDNN (and what the
  * shim knew of each handle's stream is forgotten, so it is learnt again when switched back on);
  * with CUDNN_FASTPATH_FEATURE_VARIANT_PACKS off new variant packs are real ones (packs made before
- * keep working). This is what makes an in-process A/B comparison possible, and lets a program that
+ * keep working); with CUDNN_FASTPATH_FEATURE_GRAPHS off every execute reaches cuDNN and every CUDA
+ * graph the shim made is destroyed (graphs need the pack cache: asking for them without
+ * VARIANT_PACKS gets neither). This is what makes an in-process A/B comparison possible, and lets a program that
  * sets streams around the shim step aside. The configuration bounds the switch: under
  * CUDNN_FASTPATH_DISABLE=1 nothing can be switched on, under CUDNN_FASTPATH_VARIANT_PACKS=0 the
- * pack cache cannot. Any thread may call these at any time. */
+ * pack cache (and graphs) cannot, under CUDNN_FASTPATH_GRAPHS=0 graphs cannot. Any thread may call these at any time. */
 #ifndef CUDNN_FASTPATH_SHIM_CONTROL_H_
 #define CUDNN_FASTPATH_SHIM_CONTROL_H_
 
@@ -23,7 +25,9 @@ extern "C" {
 
 #define CUDNN_FASTPATH_FEATURE_SET_STREAM 1u    /* skip cudnnSetStream when the handle has the stream */
 #define CUDNN_FASTPATH_FEATURE_VARIANT_PACKS 2u /* proxy and cache variant packs */
-#define CUDNN_FASTPATH_FEATURE_ALL 3u
+#define CUDNN_FASTPATH_FEATURE_GRAPHS 4u        /* replay steady executes of cached packs as CUDA graphs
+                                                   (only together with VARIANT_PACKS) */
+#define CUDNN_FASTPATH_FEATURE_ALL 7u
 
 /* The features in effect now. */
 unsigned cudnn_fastpath_features(void);
