@@ -200,6 +200,8 @@ void print_since(const Snapshot& before, const char* prefix = "") {
   put("launches_into_capture", after.driver.launches_into_capture, before.driver.launches_into_capture);
   put("foreign_launches", after.driver.foreign_launches, before.driver.foreign_launches);
   put("bad_launches", after.driver.bad_launches, before.driver.bad_launches);
+  put("foreign_destroys", after.driver.foreign_destroys, before.driver.foreign_destroys);
+  put("foreign_captures", after.driver.foreign_captures, before.driver.foreign_captures);
   std::snprintf(key, sizeof key, "%slive_graphs", prefix);
   print(key, static_cast<long long>(after.driver.live_execs));
 }
@@ -478,6 +480,9 @@ int fork_child() {
     Counts child_counts;
     for (int i = 0; i < 5; ++i) run_op(h.handle, g_matmul.plan(), c, child_counts);
     print_since(before, "child.");
+    // Graphs off: the shim destroys every graph it holds, none of which may be the parent's.
+    if (g_set_features != nullptr) g_set_features(GRAPHS_FEATURE_SET_STREAM | GRAPHS_FEATURE_VARIANT_PACKS);
+    print_since(before, "child_after_switch.");
     print("child.failures", child_counts.failures);
     print("child.mismatches", child_counts.mismatches);
     std::fflush(stdout);

@@ -84,6 +84,7 @@ void check_sound(const Outcome& o, const std::string& prefix = "") {
   CHECK(o[prefix + "stale"] == 0);
   CHECK(o[prefix + "global_captures"] == 0);
   CHECK(o[prefix + "bad_launches"] == 0);
+  CHECK(o[prefix + "foreign_destroys"] == 0);
 }
 
 std::optional<double> json_number(const std::string& json, const std::string& key) {
@@ -214,6 +215,9 @@ TEST_CASE("fork: the child launches none of the parent's graphs and makes its ow
     CHECK(o["child.failures"] == 0);
     CHECK(o["child.mismatches"] == 0);
     CHECK(o["child.foreign_launches"] == 0);
+    CHECK(o["child.foreign_captures"] == 0);  // on a capture stream of its own, not the parent's
+    CHECK(o["child_after_switch.foreign_destroys"] == 0);
+    CHECK(o["child_after_switch.live_graphs"] == 1);  // the parent's, untouched (the child's is gone)
     CHECK(o["child.execute_calls"] == 3);
     CHECK(o["child.launches"] == 3);
   }
@@ -263,8 +267,12 @@ TEST_CASE("threads with their own handles and streams, one plan: each op runs as
     const Outcome o = run(mode, "threads");
     check_sound(o);
     CHECK(o["runs"] == 800);
-    CHECK(o["captures"] == 4);  // one per handle
-    CHECK(o["launches"] == 792);
+    // One capture per handle, or two where threads racing to finalize the same contents made two
+    // real packs (a triple each); every op after a triple's capture is a launch.
+    CHECK(o["captures"] >= 4);
+    CHECK(o["captures"] <= 8);
+    CHECK(o["launches"] == o["replays"]);
+    CHECK(o["launches"] >= 800 - 3 * o["captures"]);
   }
 }
 

@@ -39,6 +39,7 @@ struct StreamState {
   bool green = false;
   bool capturing = false;
   bool invalidated = false;
+  pid_t pid = 0;  // the process that made it with cuStreamCreate (0: not made by the stub)
   std::vector<Node> nodes;
 };
 
@@ -101,6 +102,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
     StreamState& state = (*g_states)[*stream];
     state = StreamState{};
     state.context = t_current;
+    state.pid = getpid();
     ++g_graph_counters.streams_created;
   }
   g_created.fetch_add(1, std::memory_order_relaxed);
@@ -149,6 +151,10 @@ CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mo
   if (legacy(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
   std::lock_guard<std::mutex> guard(g_graph_lock);
   StreamState& state = (*g_states)[stream];
+  if (state.pid != 0 && state.pid != getpid()) {  // a forked child's copy of its parent's stream
+    ++g_graph_counters.foreign_captures;
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
   if (state.capturing) return CUDA_ERROR_ILLEGAL_STATE;
   state.capturing = true;
   state.invalidated = g_fail_captures > 0;
@@ -213,6 +219,7 @@ CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
   std::lock_guard<std::mutex> guard(g_graph_lock);
   auto* e = reinterpret_cast<StubExec*>(exec);
   if (!g_execs->erase(e)) return CUDA_ERROR_INVALID_VALUE;
+  if (e->pid != getpid()) ++g_graph_counters.foreign_destroys;
   delete e;
   return CUDA_SUCCESS;
 }

@@ -50,6 +50,8 @@ struct StubCudaGraphCounters {
   std::uint64_t foreign_launches;      // of a graph instantiated in another process (a fork's parent)
   std::uint64_t bad_launches;          // of a destroyed or unknown graph
   std::uint64_t streams_created;       // by cuStreamCreate
+  std::uint64_t foreign_destroys;      // of a graph instantiated in another process
+  std::uint64_t foreign_captures;      // refused: on a stream made in another process
 };
 StubCudaGraphCounters stubcuda_graph_counters(void);
 // The stream the last launch that ran was on.
