@@ -260,7 +260,8 @@ class GraphCache {
     const std::size_t first = set * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
       std::uint64_t word = entries_[i].word.load(std::memory_order_relaxed);
-      if (references_of(word) == 0 && claim(entries_[i], word)) return fill(i, hash, key);
+      // Not a doomed one: its last holder is about to free it (free_entry() stores the word).
+      if (references_of(word) == 0 && !(word & kDoomed) && claim(entries_[i], word)) return fill(i, hash, key);
     }
     for (std::size_t step = 0; step < 3 * Ways; ++step) {
       // Relaxed: the hand only spreads the choice.
