@@ -418,11 +418,10 @@ cudnnStatus_t launch(const void* caller, const Binding& cudnn, cudnnHandle_t han
   return CUDNN_STATUS_SUCCESS;
 }
 
+// Forgets the graphs whose key matches: each destroyed now, or by the execute that still holds it.
 template <typename Match>
-void forget_where(std::uint32_t m, Match&& matches) noexcept {
-  const std::size_t forgotten = g_graphs.forget_if(matches, [](const Released& r) { destroy_graph(r); });
-  (void)forgotten;
-  (void)m;
+void forget_where(Match&& matches) noexcept {
+  g_graphs.forget_if(matches, [](const Released& r) { destroy_graph(r); });
 }
 
 }  // namespace
@@ -518,26 +517,26 @@ void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttr
   }
 }
 
-void forget_graphs_of_handle(cudnnHandle_t handle, std::uint32_t m) noexcept {
+void forget_graphs_of_handle(cudnnHandle_t handle) noexcept {
   if (!(g_seen_handles.load(std::memory_order_relaxed) & bit_of(handle))) return;
   const auto key = reinterpret_cast<std::uintptr_t>(handle);
-  forget_where(m, [key](const GraphKey& k) { return k.handle == key; });
+  forget_where([key](const GraphKey& k) { return k.handle == key; });
 }
 
-void forget_graphs_of_plan(cudnnBackendDescriptor_t plan, std::uint32_t m) noexcept {
+void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept {
   if (!(g_seen_plans.load(std::memory_order_relaxed) & bit_of(plan))) return;
   const auto key = reinterpret_cast<std::uintptr_t>(plan);
-  forget_where(m, [key](const GraphKey& k) { return k.plan == key; });
+  forget_where([key](const GraphKey& k) { return k.plan == key; });
 }
 
-void forget_graphs_of_pack(cudnnBackendDescriptor_t pack, std::uint32_t m) noexcept {
+void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept {
   if (!(g_seen_packs.load(std::memory_order_relaxed) & bit_of(pack))) return;
   const auto key = reinterpret_cast<std::uintptr_t>(pack);
-  forget_where(m, [key](const GraphKey& k) { return k.pack == key; });
+  forget_where([key](const GraphKey& k) { return k.pack == key; });
 }
 
-void forget_all_graphs(std::uint32_t m) noexcept {
-  forget_where(m, [](const GraphKey&) { return true; });
+void forget_all_graphs() noexcept {
+  forget_where([](const GraphKey&) { return true; });
 }
 
 void forget_graphs_in_child() noexcept {

@@ -37,11 +37,11 @@ inline bool is_noted_tensor_attribute(cudnnBackendAttributeName_t name) noexcept
 // The graphs of a handle (destroyed, or a new one at its address), of a plan descriptor (destroyed:
 // a new plan at the same address must never meet an old graph) or of a real pack (evicted from
 // the pack cache) are forgotten: destroyed once no execute is using them.
-void forget_graphs_of_handle(cudnnHandle_t handle, std::uint32_t m) noexcept;
-void forget_graphs_of_plan(cudnnBackendDescriptor_t plan, std::uint32_t m) noexcept;
-void forget_graphs_of_pack(cudnnBackendDescriptor_t pack, std::uint32_t m) noexcept;
+void forget_graphs_of_handle(cudnnHandle_t handle) noexcept;
+void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
+void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
 // The feature was switched off.
-void forget_all_graphs(std::uint32_t m) noexcept;
+void forget_all_graphs() noexcept;
 // In a forked child: the parent's graphs and streams are not the child's.
 void forget_graphs_in_child() noexcept;
 

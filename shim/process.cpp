@@ -123,7 +123,7 @@ unsigned set_features(unsigned wanted) noexcept {
   // cached outlives it; when it starts, so that nothing learnt before counts.
   if ((m ^ next) & mode::kSkipping) handle_table().forget_all();
   // Graphs switched off: every graph is forgotten now, so that none outlives the switch.
-  if ((m & mode::kGraphs) && !(next & mode::kGraphs)) forget_all_graphs(next);
+  if ((m & mode::kGraphs) && !(next & mode::kGraphs)) forget_all_graphs();
   return features();
 }
 

@@ -169,7 +169,7 @@ cudnnStatus_t create(const void* caller, cudnnHandle_t* handle) noexcept {
   // address may still have a slot, and whatever it says is void.
   if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled)) {
     if (HandleTable::Slot* slot = g_table.find(*handle)) slot->state.forget();
-    forget_graphs_of_handle(*handle, m);  // likewise any graph of a handle at this address
+    forget_graphs_of_handle(*handle);  // likewise any graph of a handle at this address
   }
   return status;
 }
@@ -184,7 +184,7 @@ cudnnStatus_t destroy(const void* caller, cudnnHandle_t handle) noexcept {
     // The slot becomes free for the next handle (whatever address it has).
     if (HandleTable::Slot* slot = g_table.find(handle)) g_table.release(*slot, handle);
     // Its graphs go with it, before its address can be handed out again.
-    forget_graphs_of_handle(handle, m);
+    forget_graphs_of_handle(handle);
   }
   return real.cudnnDestroy(handle);
 }

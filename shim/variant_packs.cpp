@@ -241,7 +241,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
   if (evicted.pack) {
-    forget_graphs_of_pack(evicted.pack, m);  // before a new pack may take its address
+    forget_graphs_of_pack(evicted.pack);  // before a new pack may take its address
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::kPackEvictions);
   }
@@ -364,7 +364,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(cons
     if (real.cudnnBackendDestroyDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
     const cudnnStatus_t status = real.cudnnBackendDestroyDescriptor(descriptor);
     // A plan's graphs go with it, before its address can be handed out again.
-    if (!(m & mode::kDisabled)) forget_graphs_of_plan(descriptor, m);
+    if (!(m & mode::kDisabled)) forget_graphs_of_plan(descriptor);
     if (counting(m)) samples::close_real_if_timed(descriptor);
     return status;
   }
