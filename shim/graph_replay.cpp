@@ -37,9 +37,10 @@
 #include "shim/callers.h"
 #include "shim/config.h"
 #include "shim/handle_table.h"
+#include "shim/lifecycle.h"
 #include "shim/log.h"
 #include "shim/process.h"
-#include "shim/stats.h"
+#include "shim/counters.h"
 
 namespace cudnn_fastpath::shim {
 namespace {
@@ -54,6 +55,16 @@ constexpr std::uint32_t kDirectExecutes = 2;
 constexpr std::uint8_t kMaxRecaptures = 3;
 
 Cache g_graphs;
+
+// In a forked child only the forking thread exists, and the parent's graphs and capture streams
+// belong to its CUDA context: the entries are dropped (not destroyed) and the thread's streams
+// forgotten (their generation moves on). Registered before the first capture.
+std::atomic<std::uint32_t> g_fork_generation{0};  // relaxed: changed only in a forked child
+void forget_in_child() {
+  g_graphs.forget_in_child();
+  g_fork_generation.store(g_fork_generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+ForkChildReset g_fork_reset{forget_in_child};
 
 // One bit per hash of each handle, plan and pack that ever got an entry: a destroyed descriptor
 // that never did (most of them) costs a load, not a pass over the cache. Relaxed: a bit set by an
@@ -198,7 +209,6 @@ struct CaptureStreams {
   std::uint32_t next;
 };
 thread_local CaptureStreams t_streams;
-std::atomic<std::uint32_t> g_fork_generation{0};  // relaxed: changed only in a forked child
 
 // The thread's capture stream in `context`, made in it if need be; null if none can be made.
 CUstream capture_stream(const RealSymbols& cuda, CUcontext context) noexcept {
@@ -229,18 +239,18 @@ enum class Refusal { kCapturing, kHostPointer, kContext, kChurn, kFailed, kFull 
 void count_refusal(std::uint32_t m, Refusal why) noexcept {
   if (!counting(m)) return;
   switch (why) {
-    case Refusal::kCapturing: count(Counter::kGraphRefusalsCapturing); break;
-    case Refusal::kHostPointer: count(Counter::kGraphRefusalsHostPointer); break;
-    case Refusal::kContext: count(Counter::kGraphRefusalsContext); break;
-    case Refusal::kChurn: count(Counter::kGraphRefusalsChurn); break;
-    case Refusal::kFailed: count(Counter::kGraphRefusalsFailed); break;
-    case Refusal::kFull: count(Counter::kGraphRefusalsFull); break;
+    case Refusal::kCapturing: count(Counter::graph_refusals_capturing); break;
+    case Refusal::kHostPointer: count(Counter::graph_refusals_host_pointer); break;
+    case Refusal::kContext: count(Counter::graph_refusals_context); break;
+    case Refusal::kChurn: count(Counter::graph_refusals_churn); break;
+    case Refusal::kFailed: count(Counter::graph_refusals_failed); break;
+    case Refusal::kFull: count(Counter::graph_refusals_full); break;
   }
 }
 
 cudnnStatus_t direct(const Binding& cudnn, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                      cudnnBackendDescriptor_t pack, std::uint32_t m) noexcept {
-  if (counting(m)) count(Counter::kDirectExecutes);
+  if (counting(m)) count(Counter::direct_executes);
   return cudnn.real.cudnnBackendExecute(handle, plan, pack);
 }
 
@@ -318,6 +328,7 @@ __attribute__((cold)) void say_failure(const char* what, int code) noexcept {
 __attribute__((cold, noinline)) cudnnStatus_t capture_and_launch(
     const void* caller, const Binding& cudnn, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
     cudnnBackendDescriptor_t pack, const packs::PackContents& contents, std::uint32_t m, Cache::Entry& e) noexcept {
+  g_fork_reset.register_once();  // before the first graph exists
   const RealSymbols& real = cudnn.real;
   const Binding* driver = driver_for(caller);
   const RealSymbols* cuda = driver ? &driver->real : nullptr;
@@ -377,9 +388,9 @@ __attribute__((cold, noinline)) cudnnStatus_t capture_and_launch(
   e.library.store(reinterpret_cast<std::uintptr_t>(driver), std::memory_order_relaxed);
   e.graph.store(exec, std::memory_order_relaxed);
   e.publish(Phase::kReady);
-  if (counting(m)) count(Counter::kGraphsCaptured);
+  if (counting(m)) count(Counter::graphs_captured);
   if (cuda->cuGraphLaunch(exec, stream) != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
-  if (counting(m)) count(Counter::kGraphLaunches);
+  if (counting(m)) count(Counter::graph_launches);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -414,7 +425,7 @@ cudnnStatus_t launch(const void* caller, const Binding& cudnn, cudnnHandle_t han
   }
   auto* exec = static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed));
   if (cuda.cuGraphLaunch(exec, stream) != CUDA_SUCCESS) return CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
-  if (counting(m)) count(Counter::kGraphLaunches);
+  if (counting(m)) count(Counter::graph_launches);
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -436,7 +447,7 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
   const Cache::Lease lease = g_graphs.acquire_or_insert(key, inserted, evicted);
   if (evicted.graph) {
     destroy_graph(evicted);
-    if (counting(m)) count(Counter::kGraphEvictions);
+    if (counting(m)) count(Counter::graph_evictions);
   }
   if (!lease) {
     count_refusal(m, Refusal::kFull);
@@ -539,11 +550,5 @@ void forget_all_graphs() noexcept {
   forget_where([](const GraphKey&) { return true; });
 }
 
-void forget_graphs_in_child() noexcept {
-  g_graphs.forget_in_child();
-  g_fork_generation.store(g_fork_generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
-
-std::uint64_t graphs_held() noexcept { return g_graphs.graphs(); }
 
 }  // namespace cudnn_fastpath::shim

@@ -42,10 +42,5 @@ void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
 void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
 // The feature was switched off.
 void forget_all_graphs() noexcept;
-// In a forked child: the parent's graphs and streams are not the child's.
-void forget_graphs_in_child() noexcept;
-
-// Graphs held now (for tests through statistics).
-std::uint64_t graphs_held() noexcept;
 
 }  // namespace cudnn_fastpath::shim
