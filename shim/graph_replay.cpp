@@ -411,7 +411,9 @@ cudnnStatus_t launch(const void* caller, const Binding& cudnn, cudnnHandle_t han
     return direct(cudnn, handle, plan, pack, m);
   }
   if (__builtin_expect(!same_by_value(e, contents), 0)) {
-    // The bytes changed: the graph is stale. Re-captured a few times, then direct for good.
+    // The bytes changed: the graph is stale. Re-captured a few times, then direct for good. The
+    // old graph is destroyed at once: a triple's handle is used by one thread at a time (cuDNN's
+    // rule), so no other launch of it can be starting now.
     if (!e.begin_capture(Phase::kReady)) return direct(cudnn, handle, plan, pack, m);
     destroy_graph({e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed)});
     const std::uint8_t recaptures = e.recaptures.load(std::memory_order_relaxed);
