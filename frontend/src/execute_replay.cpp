@@ -80,16 +80,16 @@ bool capturing(const Driver& d, CUstream stream) noexcept {
 }  // namespace
 
 void ExecuteReplay::reset(bool streams) noexcept {
-  const Driver& d = driver();
+  // Both exist only if the driver was found (a Graph that never captured asks nothing here).
   // Destroying an executable graph still running on the GPU is legal: it is freed when it completes.
-  if (graph_ != nullptr && d.complete) d.destroy_exec(graph_);
+  if (graph_ != nullptr) driver().destroy_exec(graph_);
   graph_ = nullptr;
   context_ = nullptr;
   handle_ = nullptr;
   pack_ = nullptr;
   executes_ = 0;
   never_ = false;
-  if (streams && capture_stream_ != nullptr && d.complete) d.destroy_stream(capture_stream_);
+  if (streams && capture_stream_ != nullptr) driver().destroy_stream(capture_stream_);
   if (streams) capture_stream_ = nullptr;
 }
 
