@@ -6,7 +6,8 @@ namespace cudnn_fastpath::shim {
 // Each field is read from one variable (the table in config.cpp): CUDNN_FASTPATH_DISABLE (pure
 // pass-through), _VERIFY (ask cudnnGetStream before each skip), _VERBOSE (say how the real symbols
 // were found), _STATS (report on stderr at exit), _STATS_FILE (JSON report at exit, %p the pid),
-// _VARIANT_PACKS (cache variant packs, default on), _CUDNN and _CUDART (the real libraries, when
+// _VARIANT_PACKS (cache variant packs, default on), _GRAPHS (replay steady executes of cached
+// packs as CUDA graphs, default on; only with the packs), _CUDNN and _CUDART (the real libraries, when
 // no loaded one can be found).
 struct Config {
   bool disable = false;
@@ -14,6 +15,7 @@ struct Config {
   bool verbose = false;
   bool stats = false;
   bool variant_packs = true;
+  bool graphs = true;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};
   char cudnn_path[4096] = {};

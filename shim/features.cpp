@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "cudnn_fastpath/shim_control.h"
+#include "shim/graph_replay.h"
 #include "shim/handle_table.h"
 #include "shim/process.h"
 
@@ -12,17 +13,23 @@ unsigned features() noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().features();
   return ((m & mode::kSkipping) ? CUDNN_FASTPATH_FEATURE_SET_STREAM : 0u) |
-         ((m & mode::kCaching) ? CUDNN_FASTPATH_FEATURE_VARIANT_PACKS : 0u);
+         ((m & mode::kCaching) ? CUDNN_FASTPATH_FEATURE_VARIANT_PACKS : 0u) |
+         ((m & mode::kGraphs) ? CUDNN_FASTPATH_FEATURE_GRAPHS : 0u);
 }
 
 unsigned set_features(unsigned wanted) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().set_features(wanted);
+  // Graphs only with the pack cache: only a cached pack is stable enough to replay.
+  const bool packs = (wanted & CUDNN_FASTPATH_FEATURE_VARIANT_PACKS) != 0;
   const std::uint32_t before = switch_features(((wanted & CUDNN_FASTPATH_FEATURE_SET_STREAM) ? mode::kSkipping : 0u) |
-                                               ((wanted & CUDNN_FASTPATH_FEATURE_VARIANT_PACKS) ? mode::kCaching : 0u));
+                                               (packs ? mode::kCaching : 0u) |
+                                               (packs && (wanted & CUDNN_FASTPATH_FEATURE_GRAPHS) ? mode::kGraphs : 0u));
   // Whatever the table knew stops being trusted both ways: when skipping stops, so that nothing
   // cached outlives it; when it starts, so that nothing learnt before counts.
   if ((before ^ current_mode()) & mode::kSkipping) handle_table().forget_all();
+  // Graphs switched off: every graph is forgotten now, so that none outlives the switch.
+  if ((before & mode::kGraphs) && !(current_mode() & mode::kGraphs)) forget_all_graphs();
   return features();
 }
 

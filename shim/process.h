@@ -19,7 +19,8 @@ inline constexpr std::uint32_t kVerify = 1u << 4;     // ask cudnnGetStream befo
 inline constexpr std::uint32_t kSkipping = 1u << 5;   // feature: skip redundant cudnnSetStream
 inline constexpr std::uint32_t kCaching = 1u << 6;    // feature: proxy and cache variant packs
 inline constexpr std::uint32_t kPlainSkip = 1u << 7;  // skipping, and a skip has nothing else to do
-inline constexpr std::uint32_t kFeatures = kSkipping | kCaching;  // what the run-time switch moves
+inline constexpr std::uint32_t kGraphs = 1u << 8;     // feature: replay cached packs' executes as graphs
+inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs;  // what the run-time switch moves
 }  // namespace mode
 
 extern std::atomic<std::uint32_t> g_mode __attribute__((visibility("hidden")));

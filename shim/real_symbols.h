@@ -18,7 +18,9 @@ namespace cudnn_fastpath::shim {
 enum class Library : int { kCudnn, kCudart, kCuda, kCount };
 
 // The one table of real symbols: name, library, and whether a library without it is refused (the
-// others are newer than some versions the shim may meet: a caller that calls one has it).
+// others are newer than some versions the shim may meet: a caller that calls one has it). The
+// driver calls after cuStreamDestroy are graph replay's (graph_replay.cpp): without them, every
+// execute is direct.
 #define CUDNN_FASTPATH_REAL_SYMBOLS(X)             \
   X(cudnnSetStream, kCudnn, true)                  \
   X(cudnnGetStream, kCudnn, true)                  \
@@ -35,7 +37,20 @@ enum class Library : int { kCudnn, kCudart, kCuda, kCount };
   X(cudnnBackendUpdateCudaGraph, kCudnn, false)    \
   X(cudaStreamDestroy, kCudart, true)              \
   X(cuStreamDestroy_v2, kCuda, true)               \
-  X(cuStreamDestroy, kCuda, false)
+  X(cuStreamDestroy, kCuda, false)                 \
+  X(cuStreamBeginCapture_v2, kCuda, false)         \
+  X(cuStreamEndCapture, kCuda, false)              \
+  X(cuStreamIsCapturing, kCuda, false)             \
+  X(cuStreamGetCtx, kCuda, false)                  \
+  X(cuStreamGetGreenCtx, kCuda, false)             \
+  X(cuStreamCreate, kCuda, false)                  \
+  X(cuCtxGetCurrent, kCuda, false)                 \
+  X(cuCtxSetCurrent, kCuda, false)                 \
+  X(cuPointerGetAttribute, kCuda, false)           \
+  X(cuGraphInstantiateWithFlags, kCuda, false)     \
+  X(cuGraphLaunch, kCuda, false)                   \
+  X(cuGraphExecDestroy, kCuda, false)              \
+  X(cuGraphDestroy, kCuda, false)
 
 // Typed from the libraries' own headers. A binding fills only its own library's members.
 struct RealSymbols {

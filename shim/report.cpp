@@ -212,10 +212,11 @@ void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   fits = fits && append(json, sizeof json, used,
                         "  \"resolved_by\": \"%s\",\n  \"cudnn_library\": \"%s\",\n  \"cudnn_libraries\": %d,\n"
                         "  \"cudart_resolved_by\": \"%s\",\n  \"verify\": %s,\n  \"variant_packs\": %s,\n"
-                        "  \"disabled\": %s\n}\n",
+                        "  \"graphs\": %s,\n  \"disabled\": %s\n}\n",
                         how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn),
                         how_found(Library::kCudart), cfg.verify ? "true" : "false",
-                        cfg.variant_packs ? "true" : "false", cfg.disable ? "true" : "false");
+                        cfg.variant_packs ? "true" : "false", cfg.variant_packs && cfg.graphs ? "true" : "false",
+                        cfg.disable ? "true" : "false");
   if (fits) replace_file(path, json, used);
 }
 

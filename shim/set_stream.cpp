@@ -9,6 +9,7 @@
 
 #include "shim/callers.h"
 #include "shim/counters.h"
+#include "shim/graph_replay.h"
 #include "shim/handle_table.h"
 #include "shim/lifecycle.h"
 #include "shim/log.h"
@@ -130,8 +131,10 @@ cudnnStatus_t create(const void* caller, cudnnHandle_t* handle) noexcept {
   const cudnnStatus_t status = real.cudnnCreate(handle);
   // cuDNN hands a destroyed handle's address out again; if the destroy went around the shim, the
   // address may still have a slot, and whatever it says is void.
-  if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled))
+  if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled)) {
     if (HandleTable::Slot* slot = g_table.find(*handle)) slot->state.forget();
+    forget_graphs_of_handle(*handle);  // likewise any graph of a handle at this address
+  }
   return status;
 }
 
@@ -144,6 +147,8 @@ cudnnStatus_t destroy(const void* caller, cudnnHandle_t handle) noexcept {
     note_cudnn_call();
     // The slot becomes free for the next handle (whatever address it has).
     if (HandleTable::Slot* slot = g_table.find(handle)) g_table.release(*slot, handle);
+    // Its graphs go with it, before its address can be handed out again.
+    forget_graphs_of_handle(handle);
   }
   return real.cudnnDestroy(handle);
 }

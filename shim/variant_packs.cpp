@@ -29,6 +29,7 @@
 #include "shim/callers.h"
 #include "shim/code_layout.h"
 #include "shim/counters.h"
+#include "shim/graph_replay.h"
 #include "shim/lifecycle.h"
 #include "shim/process.h"
 #include "shim/proxy.h"
@@ -151,6 +152,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
   if (evicted.pack) {
+    forget_graphs_of_pack(evicted.pack);  // before a new pack may take its address
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::pack_evictions);
   }
@@ -236,9 +238,12 @@ static cudnnStatus_t destroy_proxy(Proxy& p) noexcept {
 
 static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(const void* caller,
                                                                          cudnnBackendDescriptor_t descriptor) noexcept {
+  const std::uint32_t m = current_mode();
+  // A plan's graphs go before it does: a new plan at its address must never meet them.
+  if (!(m & (mode::kFollower | mode::kDisabled)) && live_proxy(descriptor) == nullptr) forget_graphs_of_plan(descriptor);
   cudnnStatus_t status;
   Proxy* p = proxy_or_forward<&DispatchV1::backend_destroy_descriptor, &RealSymbols::cudnnBackendDestroyDescriptor>(
-      status, current_mode(), caller, descriptor);
+      status, m, caller, descriptor);
   return p ? destroy_proxy(*p) : status;
 }
 
@@ -276,7 +281,12 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const voi
   cudnnStatus_t status;
   Proxy* p = proxy_or_forward<&DispatchV1::backend_set_attribute, &RealSymbols::cudnnBackendSetAttribute>(
       status, m, caller, descriptor, name, type, count, elements);
-  if (p == nullptr) return status;
+  if (p == nullptr) {
+    // A tensor's uid, type, dimensions and by-value flag, for graph replay (graph_replay.h).
+    if (status == CUDNN_STATUS_SUCCESS && is_noted_tensor_attribute(name) && !(m & (mode::kFollower | mode::kDisabled)))
+      note_tensor_attribute(descriptor, name, type, count, elements);
+    return status;
+  }
   if (p->state() == Proxy::State::kRecording && record(p->recorded, name, type, count, elements))
     return CUDNN_STATUS_SUCCESS;
   status = materialize(*p, m);
@@ -388,8 +398,12 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
   const std::uint32_t m = current_mode();
   const Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
   if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
-      p->library->real.cudnnBackendExecute != nullptr)
+      p->library->real.cudnnBackendExecute != nullptr) {
+    // A pack from the cache is stable from one op to the next: its executes may be replayed.
+    if ((m & mode::kGraphs) && p->lease)
+      return execute_with_graphs(caller, *p->library, handle, plan, p->pack, p->recorded, m);
     return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
+  }
   return backend_execute_general(caller, handle, plan, pack);
 }
 

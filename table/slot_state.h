@@ -58,6 +58,14 @@ class SlotState {
     return (word_.load(std::memory_order_acquire) ^ stream) == kValid;
   }
 
+  // The stream the word holds, if it is valid (graph replay launches on it). Acquire, as in holds().
+  bool held(std::uintptr_t& stream) const noexcept {
+    const std::uint64_t word = word_.load(std::memory_order_acquire);
+    if ((word & ~kStreamMask) != kValid) return false;
+    stream = word & kStreamMask;
+    return true;
+  }
+
   // Before a forwarding call. acq_rel: the acquire half orders the real call after every earlier
   // publication or invalidation; the release half makes the cleared valid bit visible before it.
   Ticket enter() noexcept {

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "backend_descriptor.h"
+#include "execute_replay.h"
 #include "failure.h"
 #include "handle_streams.h"
 #include "operation_graph.h"
@@ -36,6 +37,7 @@ struct Graph::State {
   std::vector<std::int64_t> tensor_uids;
   std::string plan_summary;
   detail::VariantPackCache pack;
+  detail::ExecuteReplay replay;  // after the pack: its graph goes first
 
   // The last step of every build: the variant pack cache sized for the graph's tensors.
   void finish_build(std::vector<std::int64_t> uids) {
@@ -146,7 +148,7 @@ Status Graph::execute(cudnnHandle_t handle, const void* const* pointers, std::si
     Status packed = s.pack.rebuild(pointers, count, workspace, s.summary);
     if (!packed.ok()) return packed;
   }
-  const cudnnStatus_t status = cudnnBackendExecute(handle, s.plan, s.pack.get());
+  const cudnnStatus_t status = s.replay.execute(handle, s.plan, s.pack.get(), pointers, count);
   if (status == CUDNN_STATUS_SUCCESS) return Status();
 
   std::string what = "cudnnBackendExecute(" + s.summary + ", handle " + pointer_text(handle) + ")";

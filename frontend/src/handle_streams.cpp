@@ -80,6 +80,17 @@ cudnnStatus_t read_stream(cudnnHandle_t handle, cudaStream_t* stream) noexcept {
   });
 }
 
+bool known_stream(cudnnHandle_t handle, cudaStream_t* stream) noexcept {
+  if (HandleTable::Slot* slot = g_table.find(handle)) {
+    std::uintptr_t held = 0;
+    if (slot->state.held(held)) {
+      *stream = reinterpret_cast<cudaStream_t>(held);
+      return true;
+    }
+  }
+  return read_stream(handle, stream) == CUDNN_STATUS_SUCCESS;
+}
+
 }  // namespace detail
 
 }  // namespace cudnn_fastpath

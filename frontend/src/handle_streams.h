@@ -10,4 +10,7 @@ namespace cudnn_fastpath::detail {
 // handle holds that stream now, so a set_stream of it right after is a skip.
 cudnnStatus_t read_stream(cudnnHandle_t handle, cudaStream_t* stream) noexcept;
 
+// The stream `handle` holds: from the table when it knows (no cuDNN call), else read_stream().
+bool known_stream(cudnnHandle_t handle, cudaStream_t* stream) noexcept;
+
 }  // namespace cudnn_fastpath::detail

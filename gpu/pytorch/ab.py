@@ -1,12 +1,13 @@
 """In-process A/B of the shim's features: one process per workload, the shim toggled between blocks.
 
     python3 ab.py [--shim LIB] [--work DIR] [--json FILE] [--markdown FILE] [--seconds S]
-                  [--pairs N] [--workloads sdpa,eval16] [--seed N] [--resamples N]
+                  [--pairs N] [--workloads sdpa,eval16,...] [--conditions 1,2,3,7] [--seed N]
+                  [--resamples N]
 
 Parent mode (the default; standard library only, no torch): for each workload, runs this program
 again as a child under scripts/cudnn-fastpath with a statistics file of its own, then reports, for
-each condition (set-stream skip only = 1, pack cache only = 2, both = 3) against the shim
-forwarding everything (0): the median per-iteration time of the off blocks, the median and the mean
+each condition (set-stream skip only = 1, pack cache only = 2, both = 3, both and graph replay =
+7) against the shim forwarding everything (0): the median per-iteration time of the off blocks, the median and the mean
 paired gain, a bootstrap 95% confidence interval of the mean gain and the gain in percent: the one
 measure of what the shim saves (the shim itself measures no time; its statistics file gives exact
 counts, quoted beside the table). --json gets everything, --markdown the table, which is also
@@ -37,11 +38,14 @@ REPO = HERE.parents[1]
 LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
 # The shim's feature bits (cudnn_fastpath_set_features) and the conditions compared.
-SET_STREAM, PACKS = 1, 2
-CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREAM | PACKS: "both"}
-ON_CONDITIONS = (SET_STREAM, PACKS, SET_STREAM | PACKS)  # each paired with 0
+SET_STREAM, PACKS, GRAPHS = 1, 2, 4
+ALL = SET_STREAM | PACKS | GRAPHS
+CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREAM | PACKS: "both",
+                   ALL: "graphs"}  # graphs: both, and steady executes replayed as CUDA graphs
+ON_CONDITIONS = (SET_STREAM, PACKS, SET_STREAM | PACKS, ALL)  # each paired with 0 (--conditions picks)
 
 SDPA_CALLS = 16  # cuDNN SDPA forward calls per sdpa iteration
+GRAPH_WARMUP = 3  # warm-up iterations of a block with graph replay on: two direct executes, a capture
 # K timed iterations per block, after one warm-up iteration that absorbs the switch (the first
 # cudnnSetStream after switching skipping on reaches cuDNN). Short blocks: the host's speed drifts
 # slowly on these machines (blocks of 8 paired 80% correlated on the H200), so the closer the two
@@ -52,10 +56,22 @@ WORKLOADS = {
                "what": "one forward of the 16-layer conv+bn+ReLU network of workload.py, batch 1, 32x32, eval"},
     "sdpa": {"timed": 2, "warmup": 1,
              "what": f"{SDPA_CALLS} cuDNN SDPA forward calls, bf16 1x8x128x64, not causal"},
+    # Graph replay's workloads (issue 19). Training steps change nothing between iterations
+    # (learning rate 0) but are not compared with a reference: cuDNN's backward may differ run to run.
+    "train16": {"timed": 2, "warmup": 1, "compare": False,
+                "what": "one training step of the 16-layer network, fp32, batch 2 (forward, backward, SGD with lr 0)"},
+    "sdpa_train": {"timed": 2, "warmup": 1, "compare": False,
+                   "what": "cuDNN SDPA forward and backward, bf16 1x8x128x64, not causal"},
+    "eval16_big": {"timed": 2, "warmup": 1,
+                   "what": f"one forward of the 16-layer network, batch {256}, 32x32, eval: the GPU is the bottleneck"},
 }
-# The issue's targets: percent faster (mean paired CPU-time gain over the mean off time) with both
+BIG_BATCH = 256
+# The issue's targets: percent faster (mean paired CPU-time gain over the mean off time) with the
 # features on, and the 95% interval above zero. Reported, never turned into an exit status.
-TARGETS = {("eval16", SET_STREAM | PACKS): 1.5, ("sdpa", SET_STREAM | PACKS): 3.0}
+TARGETS = {("eval16", SET_STREAM | PACKS): 1.5, ("sdpa", SET_STREAM | PACKS): 3.0,
+           ("eval16", ALL): 10.0, ("train16", ALL): 8.0, ("sdpa", ALL): 15.0}
+# Not slower: the 95% interval's lower end, in percent of the off time, at least this.
+FLOORS = {("sdpa_train", ALL, "cpu"): -1.0, ("sdpa_train", ALL, "wall"): -1.0, ("eval16_big", ALL, "wall"): -1.0}
 METRICS = {"cpu": "main-thread CPU time of the enqueue", "wall": "wall time, synchronize included"}
 MIN_ROUNDS = 10  # rounds run even past the deadline: fewer pairs say nothing
 PROGRESS_S = 10  # a progress line at least this often (and every tenth of the rounds)
@@ -112,10 +128,14 @@ def analyse_condition(workload, condition, metric, pairs, seed, resamples):
 
 def analyse_workload(name, child, seed, resamples):
     rows = []
-    for condition in ON_CONDITIONS:
+    for condition in child.get("conditions", ON_CONDITIONS):
         pairs = [p for p in child.get("pairs", []) if p["condition"] == condition]
         for metric in METRICS:
             row = analyse_condition(name, condition, metric, pairs, seed, resamples)
+            floor = FLOORS.get((name, condition, metric))
+            if floor is not None:
+                row["floor_percent"] = floor
+                row["floor_passed"] = "ci_low_percent" in row and row["ci_low_percent"] >= floor
             if metric == "cpu":
                 target = TARGETS.get((name, condition))
                 if target is not None:
@@ -150,6 +170,8 @@ def markdown(report):
         target = ""
         if "target_percent" in row:
             target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else 'FAIL'}"
+        if "floor_percent" in row:
+            target = f"CI low >= {row['floor_percent']:g}%: {'PASS' if row['floor_passed'] else 'FAIL'}"
         flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""
         lines.append(
             f"| {row['workload']} | {row['condition']}{flagged} | {row['metric']} | {row['pairs']} | "
@@ -167,13 +189,20 @@ def markdown(report):
             f"- {name} ({w['what']}): {w['rounds']} pairs per condition (asked {w['pairs_asked']}"
             f"{', stopped by the time budget' if w['stopped_by_deadline'] else ''}), K={w['timed']}, "
             f"warm-up {w['warmup']}, {w['measure_seconds']:.0f} s; iterations with set-stream on: "
-            f"{w['iterations_with']['set_stream']}, with packs on: {w['iterations_with']['packs']}; outputs "
-            + ("identical in every block" if w["blocks_with_other_output"] == 0
+            f"{w['iterations_with']['set_stream']}, with packs on: {w['iterations_with']['packs']}, with graphs on: "
+            f"{w['iterations_with'].get('graphs', 0)}; outputs "
+            + ("not compared (training)" if w.get("compared") is False
+               else "identical in every block" if w["blocks_with_other_output"] == 0
                else f"DIFFERED from the reference in {w['blocks_with_other_output']} blocks")
             + (f". Shim's counts: cudnnSetStream skipped={stats.get('skipped')}, forwarded={stats.get('forwarded')}; "
                f"variant packs proxied={stats.get('packs_proxied')}, cache hits={stats.get('pack_hits')}, "
                f"built={stats.get('pack_misses')}, evicted={stats.get('pack_evictions')}, "
-               f"materialized={stats.get('packs_materialized')}."
+               f"materialized={stats.get('packs_materialized')}; graph replay captured={stats.get('graphs_captured')}, "
+               f"launches={stats.get('graph_launches')}, direct={stats.get('direct_executes')}, refused: "
+               f"capturing={stats.get('graph_refusals_capturing')}, host pointer={stats.get('graph_refusals_host_pointer')}, "
+               f"context={stats.get('graph_refusals_context')}, churn={stats.get('graph_refusals_churn')}, "
+               f"failed={stats.get('graph_refusals_failed')}, full={stats.get('graph_refusals_full')}, "
+               f"evicted={stats.get('graph_evictions')}."
                if stats else ". Shim: NO STATISTICS FILE (it writes one at exit, in a process that called cuDNN)."))
     return "\n".join(lines) + "\n"
 
@@ -208,7 +237,8 @@ def run_child(name, args, shim, work, deadline, hard_limit):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(stale)
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--result", str(result_file),
-            "--deadline", f"{deadline:.3f}", "--pairs", str(args.pairs), "--seed", str(args.seed)]
+            "--deadline", f"{deadline:.3f}", "--pairs", str(args.pairs), "--seed", str(args.seed),
+            "--conditions", args.conditions]
     argv, extra = check.UNDER_SHIM(argv, shim, stats_pattern, False)
     env = check.clean_environment()
     env.update(extra)
@@ -281,6 +311,10 @@ def parent(args):
             print(f"target: {row['workload']}, {row['condition']}, {row['metric']} >= {row['target_percent']:g}% "
                   f"with the interval above zero: {'PASS' if row['target_passed'] else 'FAIL'} "
                   f"({row.get('gain_percent', float('nan')):.2f}%)")
+        if "floor_passed" in row:
+            print(f"target: {row['workload']}, {row['condition']}, {row['metric']} not slower (interval's lower end "
+                  f">= {row['floor_percent']:g}%): {'PASS' if row['floor_passed'] else 'FAIL'} "
+                  f"({row.get('ci_low_percent', float('nan')):.2f}%)")
     return status
 
 
@@ -314,10 +348,37 @@ def shim_mapped():
 def make_workload(name, torch, workload, device):
     """(step, context): step() runs one iteration and returns its outputs, inside context."""
     stack = contextlib.ExitStack()
+    if name == "train16":
+        net = workload.make_net(device).train()
+        # Learning rate 0: every step does the same work on the same weights.
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.0, momentum=0.9)
+        x = workload.make_inputs(1, 2, device)[0]
+        target = torch.zeros(2, workload.CLASSES, device=device)
+
+        def step():
+            optimizer.zero_grad(set_to_none=True)
+            out, _ = net(x)
+            loss = torch.nn.functional.mse_loss(out, target)
+            loss.backward()
+            optimizer.step()
+            return (loss.detach(),)
+        return step, stack
+    if name == "sdpa_train":
+        q, k, v = workload.make_qkv(1, device, requires_grad=True)[0]
+        upstream = torch.ones_like(q)
+        stack.enter_context(workload.cudnn_attention())
+
+        def step():
+            for tensor in (q, k, v):
+                tensor.grad = None
+            out = workload.attention(q, k, v)
+            out.backward(upstream)
+            return (q.grad,)
+        return step, stack
     stack.enter_context(torch.no_grad())
-    if name == "eval16":
+    if name in ("eval16", "eval16_big"):
         net = workload.make_net(device).eval()
-        x = workload.make_inputs(1, 1, device)[0]
+        x = workload.make_inputs(1, BIG_BATCH if name == "eval16_big" else 1, device)[0]
 
         def step():
             return net(x)  # (logits, features)
@@ -353,6 +414,8 @@ def child(args):
         return 77
     spec = WORKLOADS[args.child]
     timed, warmup = spec["timed"], spec["warmup"]
+    conditions = tuple(int(c) for c in args.conditions.split(",") if c)
+    compared = spec.get("compare", True)
     device = torch.device("cuda")
     step, context = make_workload(args.child, torch, workload, device)
     iterations_by_features = {}  # features in effect -> iterations run with them (warm-ups included)
@@ -363,7 +426,11 @@ def child(args):
     def block(asked):
         """One block: switch, warm up, time K iterations; (features in effect, cpu ns, wall ns, outputs)."""
         in_effect = set_features(asked)
-        for _ in range(warmup):
+        # Switching graph replay off destroyed the shim's graphs: with it on, each op runs directly
+        # twice and is captured at its third execute, all in the warm-up, so the timed iterations
+        # are steady launches.
+        warm = max(warmup, GRAPH_WARMUP) if in_effect & GRAPHS else warmup
+        for _ in range(warm):
             step()
         torch.cuda.synchronize()  # the queue is empty when the timed loop starts
         wall_start = time.perf_counter_ns()
@@ -373,7 +440,7 @@ def child(args):
         cpu_end = time.thread_time_ns()  # the enqueue only: before the synchronize
         torch.cuda.synchronize()
         wall_end = time.perf_counter_ns()
-        count(in_effect, warmup + timed)
+        count(in_effect, warm + timed)
         return {"in_effect": in_effect, "cpu_ns": (cpu_end - cpu_start) / timed,
                 "wall_ns": (wall_end - wall_start) / timed}, out
 
@@ -390,11 +457,11 @@ def child(args):
             reference = step()
         torch.cuda.synchronize()
         reference = [t.clone() for t in reference]
-        for asked in (*ON_CONDITIONS, 0):  # each code path once, unrecorded (the pack cache fills)
+        for asked in (*conditions, 0):  # each code path once, unrecorded (the pack cache fills)
             block(asked)
 
         def same_as_reference(out):
-            return all(torch.equal(a, b) for a, b in zip(out, reference))
+            return not compared or all(torch.equal(a, b) for a, b in zip(out, reference))
 
         # No garbage collection inside the timed loops: what exists now is frozen, the rest waits.
         gc.collect()
@@ -411,7 +478,7 @@ def child(args):
             round_start = time.monotonic()
             # Conditions in a random order within the round; off first in even rounds, last in odd.
             on_first = r % 2 == 1
-            for condition in rng.sample(ON_CONDITIONS, len(ON_CONDITIONS)):
+            for condition in rng.sample(conditions, len(conditions)):
                 order = (("on", condition), ("off", 0)) if on_first else (("off", 0), ("on", condition))
                 measured = {}
                 for which, asked in order:
@@ -423,7 +490,7 @@ def child(args):
                 last_progress = time.monotonic()
                 gains = {CONDITION_NAMES[c]: statistics.fmean(p["off"]["cpu_ns"] - p["on"]["cpu_ns"]
                                                               for p in pairs if p["condition"] == c) / 1000
-                         for c in ON_CONDITIONS}
+                         for c in conditions}
                 print(f"ab {args.child}: {r + 1}/{args.pairs} rounds, {time.monotonic() - started:.0f} s; "
                       "mean CPU gain so far (µs/iter): " + ", ".join(f"{k} {v:+.2f}" for k, v in gains.items()),
                       flush=True)
@@ -432,17 +499,19 @@ def child(args):
         gc.unfreeze()
         set_features(features_at_start)
 
-    rounds = len(pairs) // len(ON_CONDITIONS)
+    rounds = len(pairs) // len(conditions)
     print(f"ab {args.child}: {rounds} rounds in {measure_seconds:.0f} s"
           + (" (stopped by the time budget)" if stopped else ""), flush=True)
     Path(args.result).write_text(json.dumps({
         "workload": args.child, "what": spec["what"], "timed": timed, "warmup": warmup,
         "pairs_asked": args.pairs, "rounds": rounds, "stopped_by_deadline": stopped,
         "measure_seconds": round(measure_seconds, 1), "features_at_start": features_at_start,
+        "conditions": list(conditions), "compared": compared,
         "iterations_by_features": {str(k): v for k, v in sorted(iterations_by_features.items())},
         "iterations_with": {
             "set_stream": sum(v for k, v in iterations_by_features.items() if k & SET_STREAM),
-            "packs": sum(v for k, v in iterations_by_features.items() if k & PACKS)},
+            "packs": sum(v for k, v in iterations_by_features.items() if k & PACKS),
+            "graphs": sum(v for k, v in iterations_by_features.items() if k & GRAPHS)},
         "blocks_with_other_output": other_output,
         "versions": {"torch": torch.__version__, "cuda": torch.version.cuda,
                      "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()},
@@ -461,7 +530,10 @@ def main():
                         help="time budget of the whole run, children's start included (default 150)")
     parser.add_argument("--pairs", type=int, default=400,
                         help="pairs per workload and condition, fewer if --seconds runs out (default 400)")
-    parser.add_argument("--workloads", default="sdpa,eval16", help="comma-separated, run in this order")
+    parser.add_argument("--workloads", default="sdpa,eval16,train16,sdpa_train,eval16_big",
+                        help="comma-separated, run in this order")
+    parser.add_argument("--conditions", default=",".join(str(c) for c in ON_CONDITIONS),
+                        help="feature masks compared with 0, comma-separated (default 1,2,3,7)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--resamples", type=int, default=10_000)
     # Child mode, set by the parent.

@@ -19,6 +19,11 @@ Runs workload.py in separate processes, with and without the shim:
     LD_PRELOAD already holds it) and before it: outputs identical to the runs without the shim; after
     the shim its cudnnSetStream count equals the shim's forwarded count and its executes the
     program's; before the shim its counts equal those of the run with the tracer alone.
+--part graphs runs graph replay's checks instead (the shim replays steady cuDNN executes as CUDA
+graphs, on by default): the program capturing its own CUDA graph, more image sizes than the shim's
+caches hold, several threads with their own streams, each bit for bit against runs without the
+shim and in verify mode; inference and cuDNN SDPA with graphs off (--no-graphs: identical, no
+launch); and the graph counts of every run (graphs captured and launched where steady).
 Writes everything to --json and exits 1 if a check failed. Standard library only: it never imports
 torch itself, the workload does.
 """
@@ -47,17 +52,26 @@ STREAMS = ["streams", "--iters", "200", "--switch-every", "5"]
 TRAIN = ["train", "--steps", "5"]
 SDPA = ["sdpa", "--iters", "100"]
 SDPA_TRAIN = ["sdpa_train", "--steps", "8"]
+CAPTURE = ["capture", "--iters", "50"]
+SHAPES = ["shapes", "--sizes", "40", "--rounds", "3"]
+THREADS = ["threads", "--threads", "4", "--iters", "100"]
 SDPA_TRAIN_PLAIN_RUNS = 3  # the baseline's own run-to-run spread of the SDPA backward
 TIME = ["time", "--chunks", "40", "--warmup", "50"]
 RUN_TIMEOUT_S = 120  # one process (cuDNN builds the SDPA graphs at their first call)
 PARALLEL_RUNS = 8  # processes at a time, all on the one GPU (the H200 machine has 16 cores)
 PACK_KEYS = ("variant_packs", "packs_proxied", "pack_hits", "pack_misses", "pack_evictions", "packs_materialized")
+GRAPH_KEYS = ("graphs", "graphs_captured", "graph_launches", "direct_executes", "graph_refusals_capturing",
+              "graph_refusals_host_pointer", "graph_refusals_context", "graph_refusals_churn",
+              "graph_refusals_failed", "graph_refusals_full", "graph_evictions")
 
 
 # How a program is started under the shim: by the environment, or by the launcher. Each returns
-# (argv, environment additions); UNDER_SHIM below picks one. no_packs turns the variant-pack cache off.
-def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False):
+# (argv, environment additions); UNDER_SHIM below picks one. no_packs turns the variant-pack cache off,
+# no_graphs graph replay.
+def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
     env = {"LD_PRELOAD": shim, "CUDNN_FASTPATH_STATS_FILE": stats_file}
+    if no_graphs:
+        env["CUDNN_FASTPATH_GRAPHS"] = "0"
     if verify:
         env["CUDNN_FASTPATH_VERIFY"] = "1"
     if verbose:
@@ -67,9 +81,9 @@ def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=Fals
     return argv, env
 
 
-def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False):
+def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
     options = (["--stats-file", stats_file] + (["--verify"] if verify else []) + (["--verbose"] if verbose else [])
-               + (["--no-variant-packs"] if no_packs else []))
+               + (["--no-variant-packs"] if no_packs else []) + (["--no-graphs"] if no_graphs else []))
     # CUDNN_FASTPATH_SHIM: the launcher preloads this very build, not whatever copy it would find.
     return [str(LAUNCHER), *options, "--", *argv], {"CUDNN_FASTPATH_SHIM": shim}
 
@@ -96,8 +110,8 @@ def key_values(text):
 
 
 class Run:
-    """One workload process. shim is 'none', 'stats', 'verify' (verify mode, with statistics) or
-    'nopacks' (statistics, the variant-pack cache off)."""
+    """One workload process. shim is 'none', 'stats', 'verify' (verify mode, with statistics),
+    'nopacks' (statistics, the variant-pack cache off) or 'nographs' (statistics, graph replay off)."""
 
     def __init__(self, name, workload_args, shim, work, shim_library, tracer=None, tracer_position=None):
         """tracer: a preload of the user's own, alone (shim 'none'), 'after' the shim (LD_PRELOAD
@@ -120,7 +134,8 @@ class Run:
         elif shim != "none":
             # Verbose (how libcudnn was found) except when timed: the log is the evidence.
             argv, extra = UNDER_SHIM(argv, shim_library, self.stats_pattern, shim == "verify",
-                                     verbose=workload_args[0] != "time", no_packs=shim == "nopacks")
+                                     verbose=workload_args[0] != "time", no_packs=shim == "nopacks",
+                                     no_graphs=shim == "nographs")
             if tracer and UNDER_SHIM is via_environment:
                 extra["LD_PRELOAD"] = f"{shim_library} {tracer}"
             env.update(extra)
@@ -242,6 +257,29 @@ def check_packs(checks, run):
                and "packs_materialized" in stats, pack_numbers(stats))
 
 
+def graph_numbers(stats):
+    return ", ".join(f"{key}={stats.get(key, 'missing')}" for key in GRAPH_KEYS)
+
+
+def check_graphs(checks, run, steady=True):
+    """Graph replay at work: steady executes captured and launched (or, with --no-graphs or in
+    verify mode, what the shim says); steady=False: reported, not judged."""
+    stats = run.stats
+    if not stats:
+        return
+    if run.shim == "nographs":
+        checks.add(f"{run.name}: graph replay off (--no-graphs): graph_launches = 0",
+                   stats.get("graph_launches") == 0 and stats.get("graphs") is False, graph_numbers(stats))
+        return
+    if not steady:
+        checks.add(f"{run.name}: graph replay", None, graph_numbers(stats) + " (informational)")
+        return
+    captured, launches = stats.get("graphs_captured"), stats.get("graph_launches")
+    checks.add(f"{run.name}: graph replay at work (graphs_captured > 0, graph_launches > 0)",
+               isinstance(captured, int) and captured > 0 and isinstance(launches, int) and launches > 0,
+               graph_numbers(stats))
+
+
 def floats(data):
     values = array("f")
     values.frombytes(data)
@@ -294,6 +332,53 @@ def within_spread(checks, name, run, plain_runs):
             "shim_identical": ours == outputs[0], "passed": passed}
 
 
+def run_all(args, work, plan, checks):
+    runs = {name: Run(name, wargs, shim, work, args.shim) for name, wargs, shim in plan}
+    # Separate processes, several at a time: results do not depend on timing (and these are not timed).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+        list(pool.map(Run.execute, runs.values()))
+    for run in runs.values():
+        run.log()
+    for run in runs.values():
+        checks.add(f"{run.name}: exit status 0", run.exit_code == 0,
+                   "" if run.exit_code == 0 else (run.err.strip().splitlines() or ["?"])[-1])
+    return runs
+
+
+def graphs_part(args, work, checks):
+    """Graph replay's own cases: each against two runs without the shim that must agree first."""
+    cases = {"capture": CAPTURE, "shapes": SHAPES, "threads": THREADS}
+    plan = [(f"{name}-{kind}", wargs, shim) for name, wargs in cases.items()
+            for kind, shim in (("plain-1", "none"), ("plain-2", "none"), ("shim", "stats"), ("verify", "verify"))]
+    plan += [("infer-plain-1", INFER, "none"), ("infer-nographs", INFER, "nographs"),
+             ("sdpa-plain-1", SDPA, "none"), ("sdpa-plain-2", SDPA, "none"), ("sdpa-nographs", SDPA, "nographs")]
+    runs = run_all(args, work, plan, checks)
+    for name in cases:
+        plain = runs[f"{name}-plain-1"]
+        plain_agree = plain.output_bytes() is not None and plain.output_bytes() == runs[f"{name}-plain-2"].output_bytes()
+        same_bytes(checks, f"{name}: two runs without the shim agree", runs[f"{name}-plain-2"], plain)
+        for kind in ("shim", "verify"):
+            run = runs[f"{name}-{kind}"]
+            same_bytes(checks, f"{run.name}: output identical to the runs without the shim", run, plain,
+                       precondition=plain_agree)
+            if run.stats and kind == "verify":
+                checks.add(f"{run.name}: verify mode, no mismatch", run.stats.get("verify_mismatches") == 0,
+                           f"verify_mismatches={run.stats.get('verify_mismatches')}")
+            # shapes: more triples than the caches hold, so few or no captures: reported only.
+            check_graphs(checks, run, steady=name != "shapes")
+    capture_stats = runs["capture-shim"].stats or {}
+    checks.add("capture-shim: executes inside the program's own capture went to cuDNN (graph_refusals_capturing > 0)",
+               capture_stats.get("graph_refusals_capturing", 0) > 0, graph_numbers(capture_stats))
+    sdpa_agree = runs["sdpa-plain-1"].output_bytes() == runs["sdpa-plain-2"].output_bytes()
+    same_bytes(checks, "infer-nographs: output identical to the run without the shim", runs["infer-nographs"],
+               runs["infer-plain-1"])
+    same_bytes(checks, "sdpa-nographs: output identical to the run without the shim", runs["sdpa-nographs"],
+               runs["sdpa-plain-1"], precondition=sdpa_agree)
+    for name in ("infer-nographs", "sdpa-nographs"):
+        check_graphs(checks, runs[name])
+    return runs, {}
+
+
 def correctness(args, work, checks):
     sdpa_train_plain = [f"sdpa_train-plain-{i + 1}" for i in range(SDPA_TRAIN_PLAIN_RUNS)]
     plan = [("infer-plain-1", INFER, "none"), ("infer-plain-2", INFER, "none"),
@@ -307,15 +392,7 @@ def correctness(args, work, checks):
             ("sdpa-shim", SDPA, "stats"), ("sdpa-verify", SDPA, "verify"), ("sdpa-nopacks", SDPA, "nopacks"),
             *((name, SDPA_TRAIN, "none") for name in sdpa_train_plain),
             ("sdpa_train-shim", SDPA_TRAIN, "stats")]
-    runs = {name: Run(name, wargs, shim, work, args.shim) for name, wargs, shim in plan}
-    # Separate processes, several at a time: results do not depend on timing (and these are not timed).
-    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
-        list(pool.map(Run.execute, runs.values()))
-    for run in runs.values():
-        run.log()
-    for run in runs.values():
-        checks.add(f"{run.name}: exit status 0", run.exit_code == 0,
-                   "" if run.exit_code == 0 else (run.err.strip().splitlines() or ["?"])[-1])
+    runs = run_all(args, work, plan, checks)
 
     # Inference, one stream; with the pack cache and without it.
     plain = runs["infer-plain-1"]
@@ -380,6 +457,11 @@ def correctness(args, work, checks):
     for name in ("streams-shim", "train-shim", "sdpa_train-shim"):
         if runs[name].stats:
             checks.add(f"{name}: variant packs", None, pack_numbers(runs[name].stats) + " (informational)")
+    # Graph replay (on by default) in the steady runs; SDPA backward's by-value scalars may change
+    # from call to call (then it is executed directly): reported only. In verify mode too.
+    for name in ("infer-shim", "infer-verify", "streams-shim", "train-shim", "sdpa-shim", "sdpa-verify"):
+        check_graphs(checks, runs[name])
+    check_graphs(checks, runs["sdpa_train-shim"], steady=False)
     return runs, {"sdpa_backward": sdpa_backward}
 
 
@@ -489,6 +571,8 @@ def main():
     parser.add_argument("--deadline", type=float, default=0, help="time.time() not to go past")
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--tracer", help="a timing preload to run beside the shim (tests/tracer's libtracer_all.so)")
+    parser.add_argument("--part", choices=("core", "graphs"), default="core",
+                        help="core: the checks above (default); graphs: graph replay's own cases")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -496,13 +580,15 @@ def main():
 
     checks = Checks()
     start = time.monotonic()
-    runs, comparisons = correctness(args, work, checks)
-    if args.tracer:
+    runs, comparisons = (graphs_part if args.part == "graphs" else correctness)(args, work, checks)
+    if args.tracer and args.part == "core":
         runs.update(tracer_checks(args, work, checks, runs))
-    print(f"correctness checks: {len(runs)} processes, {time.monotonic() - start:.0f} s")
+    print(f"correctness checks ({args.part}): {len(runs)} processes, {time.monotonic() - start:.0f} s")
+    if args.part == "graphs":
+        args.skip_timing = True  # the timing rounds belong to the core part
     first = runs["infer-plain-1"].printed
     versions = {k: first.get(k) for k in ("torch", "torch_cuda", "cudnn", "device")}
-    results = {"versions": versions, "under_shim_by": UNDER_SHIM.__name__, "checks": checks.items,
+    results = {"part": args.part, "versions": versions, "under_shim_by": UNDER_SHIM.__name__, "checks": checks.items,
                "correctness_seconds": round(time.monotonic() - start, 1), **comparisons,
                "runs": [run.summary() for run in runs.values()]}
     Path(args.json).write_text(json.dumps(results, indent=2))  # in case the timing runs out of time

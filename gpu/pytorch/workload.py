@@ -6,6 +6,9 @@
     python3 workload.py time    --chunks N --warmup W
     python3 workload.py sdpa       --iters N --out FILE
     python3 workload.py sdpa_train --steps N --out FILE
+    python3 workload.py capture --iters N --out FILE
+    python3 workload.py shapes  --sizes N --rounds R --out FILE
+    python3 workload.py threads --threads T --iters N --out FILE
 
 A conv+batchnorm+ReLU network, batch 1 and 32x32 images in eval mode, so that the host (and with it
 cudnnSetStream, called before every cuDNN op) sets the pace. The sdpa modes run scaled-dot-product
@@ -13,6 +16,11 @@ attention forced onto cuDNN (SDPBackend.CUDNN_ATTENTION): bf16, batch 1, 8 heads
 dim 64, not causal. The modes that compute write the bytes of their results to --out, to be
 compared bit for bit between runs (sdpa_train writes float32, so that check.py can also measure how
 far two runs are apart). Everything else is printed as key=value lines.
+
+The last three are graph replay's cases (the shim replays steady cuDNN executes as CUDA graphs):
+capture is the program capturing its own CUDA graph of the network (torch.cuda.graph) and replaying
+it; shapes cycles through more image sizes than the shim's caches hold (packs and graphs are evicted
+and made again); threads runs the network in several threads at once, each on a stream of its own.
 """
 import os
 
@@ -243,6 +251,93 @@ def sdpa_train(args):
     print(f"steps={args.steps}")
 
 
+def capture(args):
+    """The program's own CUDA graph of the network: warmed up on a side stream, captured, replayed
+    --iters times with new inputs copied into its static input. The shim must execute directly
+    inside the capture (its executes are recorded into the program's graph)."""
+    device = torch.device("cuda")
+    net = make_net(device).eval()
+    inputs = make_inputs(8, 1, device)
+    static_input = inputs[0].clone()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(side):
+        for _ in range(3):  # the warm-up the CUDA-graph docs ask for (and cuDNN's plans)
+            net(static_input)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        static_logits, static_features = net(static_input)
+    logits = []
+    for i in range(args.iters):
+        static_input.copy_(inputs[i % len(inputs)])
+        graph.replay()
+        logits.append(static_logits.clone())
+    # And the same network run eagerly afterwards (the shim's own graphs again).
+    with torch.no_grad():
+        for i in range(args.iters):
+            out, features = net(inputs[i % len(inputs)])
+            logits.append(out)
+    torch.cuda.synchronize()
+    write_tensors(args.out, [torch.stack(logits), static_features, features])
+    print(f"iterations={args.iters}")
+
+
+def shapes(args):
+    """--sizes image sizes (each a new set of cuDNN plans and packs), cycled --rounds times, two
+    iterations per size and round: more (handle, plan, pack) triples than the shim's caches hold."""
+    device = torch.device("cuda")
+    net = make_net(device).eval()
+    generator = torch.Generator().manual_seed(5)
+    sizes = [8 + 2 * i for i in range(args.sizes)]
+    inputs = [torch.randn(1, 3, size, size, generator=generator).to(device) for size in sizes]
+    logits = []
+    with torch.no_grad():
+        for _ in range(args.rounds):
+            for x in inputs:
+                for _ in range(2):
+                    out, _ = net(x)
+                    logits.append(out)
+    torch.cuda.synchronize()
+    write_tensors(args.out, [torch.stack(logits)])
+    print(f"iterations={args.rounds * len(sizes) * 2}")
+    print(f"sizes={len(sizes)}")
+
+
+def threads(args):
+    """--threads threads at once, each with its own stream and inputs, the same network (one cuDNN
+    handle per thread in PyTorch); each thread's outputs written in thread order."""
+    import threading
+
+    device = torch.device("cuda")
+    net = make_net(device).eval()
+    inputs = make_inputs(args.threads, 1, device)
+    torch.cuda.synchronize()
+    results = [None] * args.threads
+    barrier = threading.Barrier(args.threads)
+
+    def run(index):
+        stream = torch.cuda.Stream()
+        logits = []
+        with torch.no_grad(), torch.cuda.stream(stream):
+            barrier.wait()
+            for _ in range(args.iters):
+                out, _ = net(inputs[index])
+                logits.append(out)
+        stream.synchronize()
+        results[index] = torch.stack(logits)
+
+    workers = [threading.Thread(target=run, args=(i,)) for i in range(args.threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    torch.cuda.synchronize()
+    write_tensors(args.out, results)
+    print(f"iterations={args.iters * args.threads}")
+    print(f"threads={args.threads}")
+
+
 def timed(args):
     """Per-iteration time of the inference loop: host enqueue time and time to completion."""
     device = torch.device("cuda")
@@ -285,6 +380,17 @@ def main():
     mode = modes.add_parser("sdpa_train")
     mode.add_argument("--steps", type=int, default=8)
     mode.add_argument("--out", required=True)
+    mode = modes.add_parser("capture")
+    mode.add_argument("--iters", type=int, default=50)
+    mode.add_argument("--out", required=True)
+    mode = modes.add_parser("shapes")
+    mode.add_argument("--sizes", type=int, default=40)
+    mode.add_argument("--rounds", type=int, default=3)
+    mode.add_argument("--out", required=True)
+    mode = modes.add_parser("threads")
+    mode.add_argument("--threads", type=int, default=4)
+    mode.add_argument("--iters", type=int, default=100)
+    mode.add_argument("--out", required=True)
     mode = modes.add_parser("time")
     mode.add_argument("--chunks", type=int, default=40)
     mode.add_argument("--warmup", type=int, default=50)
@@ -295,7 +401,7 @@ def main():
         raise SystemExit(77)
     print_environment()
     {"infer": infer, "streams": streams, "train": train, "time": timed, "sdpa": sdpa,
-     "sdpa_train": sdpa_train}[args.mode](args)
+     "sdpa_train": sdpa_train, "capture": capture, "shapes": shapes, "threads": threads}[args.mode](args)
     print_loaded_libraries()
 
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shim/include/cudnn_fastpath/shim_control.h"
 #include "tests/interpose/scenario_runner.h"
 
 using namespace cudnn_fastpath::test;
@@ -206,10 +207,13 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
   const std::regex key("\n  \"([a-z_]+)\": ");
   for (std::sregex_iterator m(json.begin(), json.end(), key), end; m != end; ++m)
     keys.push_back((*m)[1]);
-  const std::vector<std::string> expected = {
-      "pid", "set_stream_calls", "handles", "live_handles", "skipped", "forwarded", "verify_mismatches", "table_full",
-      "streams_forgotten", "packs_proxied", "pack_hits", "pack_misses", "pack_evictions", "packs_materialized",
-      "resolved_by", "cudnn_library", "cudnn_libraries", "cudart_resolved_by", "verify", "variant_packs", "disabled"};
+  std::vector<std::string> expected = {"pid", "set_stream_calls", "handles", "live_handles"};
+#define CUDNN_FASTPATH_TEST_KEY(name, group, label, what) expected.push_back(#name);
+  CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_TEST_KEY)
+#undef CUDNN_FASTPATH_TEST_KEY
+  for (const char* k : {"resolved_by", "cudnn_library", "cudnn_libraries", "cudart_resolved_by", "verify",
+                        "variant_packs", "graphs", "disabled"})
+    expected.push_back(k);
   CHECK(keys == expected);
 }
 

@@ -14,6 +14,12 @@
 #include <vector>
 
 #include "tests/stub/stub_backend_control.h"
+#include "tests/stub/stub_cuda.h"
+
+// The driver stub, when the process has one (a weak reference: the stub libcudnn does not need it).
+extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
+extern "C" cudaStream_t stubcudnn_handle_stream(cudnnHandle_t handle);
+extern "C" std::uint64_t stubcudnn_handle_serial(cudnnHandle_t handle);
 
 namespace {
 
@@ -36,6 +42,7 @@ struct StubDescriptor {
   // about.
   std::int64_t engine = -1;
   StubDescriptor* graph = nullptr;
+  std::uint64_t serial = 0;  // which create made it: tells descriptors at one address apart
 };
 
 struct EngineBehaviour {
@@ -58,6 +65,8 @@ std::uint64_t g_created_by_type[kDescriptorTypes] = {};
 
 std::atomic<std::uint64_t> g_create{0}, g_destroy{0}, g_set{0}, g_get{0}, g_finalize{0},
     g_execute{0}, g_last_error_reads{0}, g_populate{0}, g_update{0};
+std::uint64_t g_serials = 0, g_runs = 0, g_captured = 0, g_replays = 0, g_stale_replays = 0;  // under g_lock
+thread_local StubBackendExecution t_last_execution{};
 
 thread_local char t_last_error[256] = "";
 
@@ -333,6 +342,55 @@ cudnnStatus_t check_variant_pack_attribute(cudnnBackendAttributeName_t name,
   return CUDNN_STATUS_SUCCESS;
 }
 
+// The by-value tensors of the graph a plan was built for, with the bytes at their pointers in the
+// pack (host memory: read now, as cuDNN reads them at execute).
+void read_by_value(const StubDescriptor& plan, const Attribute& uids, const Attribute& pointers,
+                   StubBackendExecution& e) {
+  e.by_value_count = 0;
+  const StubDescriptor* config = referenced(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  const StubDescriptor* graph = config ? config->graph : nullptr;
+  if (graph == nullptr || !g_live->count(const_cast<StubDescriptor*>(graph))) return;
+  const Attribute* ops = find(*graph, CUDNN_ATTR_OPERATIONGRAPH_OPS);
+  for (std::int64_t op = 0; ops != nullptr && op < ops->count; ++op) {
+    const StubDescriptor* operation = live(element<cudnnBackendDescriptor_t>(*ops, op));
+    if (operation == nullptr) continue;
+    for (const auto& [name, a] : operation->attributes) {
+      if (a.type != CUDNN_TYPE_BACKEND_DESCRIPTOR) continue;
+      const StubDescriptor* tensor = live(element<cudnnBackendDescriptor_t>(a, 0));
+      if (tensor == nullptr || tensor->type != CUDNN_BACKEND_TENSOR_DESCRIPTOR) continue;
+      const Attribute* by_value = find(*tensor, CUDNN_ATTR_TENSOR_IS_BY_VALUE);
+      if (by_value == nullptr || !element<bool>(*by_value, 0) || e.by_value_count == 4) continue;
+      const auto uid = element<std::int64_t>(*find(*tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID), 0);
+      const auto type = element<cudnnDataType_t>(*find(*tensor, CUDNN_ATTR_TENSOR_DATA_TYPE), 0);
+      const std::size_t size = type == CUDNN_DATA_DOUBLE || type == CUDNN_DATA_INT64 ? 8
+                               : type == CUDNN_DATA_HALF || type == CUDNN_DATA_BFLOAT16 ? 2 : 4;
+      for (std::int64_t j = 0; j < uids.count; ++j) {
+        if (element<std::int64_t>(uids, j) != uid) continue;
+        std::uint64_t bits = 0;
+        std::memcpy(&bits, element<void*>(pointers, j), size);
+        e.by_value_uids[e.by_value_count] = uid;
+        e.by_value_bits[e.by_value_count++] = bits;
+      }
+    }
+  }
+}
+
+// A captured execute, run by a launch of a graph made from it: exactly the execute recorded.
+void replay_execution(const void* blob) {
+  StubBackendExecution e;
+  std::memcpy(&e, blob, sizeof e);
+  e.replayed = 1;
+  std::lock_guard<std::mutex> guard(g_lock);
+  const StubDescriptor* plan = live(e.plan);
+  const StubDescriptor* pack = live(e.variant_pack);
+  if (plan == nullptr || plan->serial != e.plan_serial || pack == nullptr || pack->serial != e.pack_serial ||
+      stubcudnn_handle_serial(e.handle) != e.handle_serial)
+    ++g_stale_replays;
+  ++g_runs;
+  ++g_replays;
+  g_last_execution = t_last_execution = e;
+}
+
 // The checks cudnnBackendExecute, cudnnBackendPopulateCudaGraph and cudnnBackendUpdateCudaGraph
 // share. On success, records the call in g_last_call (and g_last_execution for an execute).
 cudnnStatus_t run_plan(StubBackendCallKind kind, cudnnHandle_t handle,
@@ -378,7 +436,21 @@ cudnnStatus_t run_plan(StubBackendCallKind kind, cudnnHandle_t handle,
   e.workspace = workspace_pointer;
   e.kind = kind;
   e.graph = graph;
-  if (kind == STUBBACKEND_EXECUTE) g_last_execution = e;
+  e.replayed = 0;
+  e.stream = stubcudnn_handle_stream(handle);
+  e.handle_serial = stubcudnn_handle_serial(handle);
+  e.plan_serial = plan->serial;
+  e.pack_serial = pack->serial;
+  read_by_value(*plan, uids, pointers, e);
+  if (kind != STUBBACKEND_EXECUTE) return g_execute_status;
+  // On a capturing stream (the driver stub loaded), the execute is recorded, not run.
+  if (g_execute_status == CUDNN_STATUS_SUCCESS && stubcuda_capture_node != nullptr &&
+      stubcuda_capture_node(reinterpret_cast<CUstream>(e.stream), replay_execution, &e, sizeof e) == 1) {
+    ++g_captured;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  ++g_runs;
+  g_last_execution = t_last_execution = e;
   return g_execute_status;
 }
 
@@ -394,6 +466,7 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorTyp
   auto* d = new StubDescriptor;
   d->type = type;
   std::lock_guard<std::mutex> guard(g_lock);
+  d->serial = ++g_serials;
   g_live->insert(d);
   ++g_created_by_type[type];
   *descriptor = d;
@@ -508,7 +581,7 @@ StubBackendCounters stubbackend_counters(void) {
   std::lock_guard<std::mutex> guard(g_lock);
   return {g_create.load(), g_destroy.load(), g_set.load(), g_get.load(), g_finalize.load(),
           g_execute.load(), g_last_error_reads.load(), g_live->size(), g_populate.load(),
-          g_update.load()};
+          g_update.load(), g_runs, g_captured, g_replays, g_stale_replays};
 }
 
 std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type) {
@@ -574,6 +647,8 @@ StubBackendExecution stubbackend_last_execution(void) {
   std::lock_guard<std::mutex> guard(g_lock);
   return g_last_execution;
 }
+
+StubBackendExecution stubbackend_thread_last_execution(void) { return t_last_execution; }
 
 StubBackendExecution stubbackend_last_call(void) {
   std::lock_guard<std::mutex> guard(g_lock);

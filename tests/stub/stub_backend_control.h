@@ -27,6 +27,12 @@ struct StubBackendCounters {
   std::uint64_t live_descriptors;  // created and not yet destroyed
   std::uint64_t populate_cuda_graph;
   std::uint64_t update_cuda_graph;
+  // With a stub libcuda loaded (stub_cuda.h): an execute on a capturing stream is recorded into
+  // the capture instead of running, and runs at each launch of a graph made from it.
+  std::uint64_t runs;            // executes that ran: directly, or replayed by a graph launch
+  std::uint64_t captured;        // executes recorded into a capture
+  std::uint64_t replays;         // executes run by a graph launch
+  std::uint64_t stale_replays;   // replays whose handle, plan or pack is gone, or another now
 };
 StubBackendCounters stubbackend_counters(void);
 
@@ -80,9 +86,20 @@ struct StubBackendExecution {
   void* workspace;
   StubBackendCallKind kind;
   cudaGraph_t graph;  // null for an execute
+  // By-value tensors of the plan's graph (CUDNN_ATTR_TENSOR_IS_BY_VALUE), in graph order: their
+  // uids and the bytes read from their host pointers when the execute was made (for a replay,
+  // when it was captured), as in cuDNN, which reads them at execute.
+  std::int64_t by_value_count;
+  std::int64_t by_value_uids[4];
+  std::uint64_t by_value_bits[4];  // up to 8 bytes each, zero-extended
+  int replayed;                    // run by a graph launch
+  cudaStream_t stream;             // the handle's stream when the execute was made
+  std::uint64_t handle_serial, plan_serial, pack_serial;  // tell descriptors at one address apart
 };
-// The last cudnnBackendExecute that passed the stub's checks.
+// The last cudnnBackendExecute that passed the stub's checks and ran (directly or replayed).
 StubBackendExecution stubbackend_last_execution(void);
+// The same, of those run on the calling thread.
+StubBackendExecution stubbackend_thread_last_execution(void);
 // The last cudnnBackendExecute, cudnnBackendPopulateCudaGraph or cudnnBackendUpdateCudaGraph that
 // passed them.
 StubBackendExecution stubbackend_last_call(void);

@@ -1,11 +1,19 @@
-// A fake libcuda.so.1 (the CUDA driver) for tests: cuStreamCreate and both cuStreamDestroy entry
-// points. Like the real driver its symbols are unversioned. Streams are addresses in a pool, and
-// a destroyed stream's address is the next one handed out, as in stub_cudart.cpp.
+// A fake libcuda.so.1 (the CUDA driver) for tests: streams (cuStreamCreate and both cuStreamDestroy
+// entry points), and the stream capture, graphs and launches the shim's graph replay uses (see
+// stub_cuda.h). Like the real driver its symbols are unversioned. Streams are addresses in a pool,
+// and a destroyed stream's address is the next one handed out, as in stub_cudart.cpp.
 #include "tests/stub/stub_cuda.h"
+
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <map>
 #include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include "tests/stub/reusing_pool.h"
 
@@ -19,12 +27,57 @@ ReusingPool<StubStream, 4096> g_streams;
 std::mutex g_lock;  // orders a stream's destroy against another destroy of the same stream
 std::atomic<std::uint64_t> g_created{0}, g_destroyed_v2{0}, g_destroyed_legacy{0};
 
+// ---- capture and graphs: everything below is under g_graph_lock ----
+
+struct Node {
+  void (*run)(const void*);
+  std::vector<unsigned char> blob;
+};
+
+struct StreamState {
+  CUcontext context = STUBCUDA_PRIMARY_CONTEXT;
+  bool green = false;
+  bool capturing = false;
+  bool invalidated = false;
+  pid_t pid = 0;  // the process that made it with cuStreamCreate (0: not made by the stub)
+  std::vector<Node> nodes;
+};
+
+struct StubGraph {
+  std::vector<Node> nodes;
+};
+struct StubExec {
+  std::vector<Node> nodes;
+  pid_t pid;
+};
+
+std::mutex g_graph_lock;
+std::map<CUstream, StreamState>* g_states = new std::map<CUstream, StreamState>;  // never freed
+std::set<StubGraph*>* g_graphs = new std::set<StubGraph*>;
+std::set<StubExec*>* g_execs = new std::set<StubExec*>;
+std::vector<std::pair<std::uintptr_t, std::size_t>>* g_device = new std::vector<std::pair<std::uintptr_t, std::size_t>>;
+StubCudaGraphCounters g_graph_counters{};
+CUstream g_last_launch_stream = nullptr;
+int g_fail_captures = 0, g_fail_instantiations = 0;
+CUresult g_launch_result = CUDA_SUCCESS;
+
+thread_local CUcontext t_current = STUBCUDA_PRIMARY_CONTEXT;
+
+bool legacy(CUstream stream) {
+  const auto v = reinterpret_cast<std::uintptr_t>(stream);
+  return v == 0 || v == 1 || v == 2;  // NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
+}
+
 CUresult destroy(CUstream stream, std::atomic<std::uint64_t>& counter) {
   StubStream* s = g_streams.at(stream);
   {
     std::lock_guard<std::mutex> guard(g_lock);
     if (s == nullptr || !s->live) return CUDA_ERROR_INVALID_HANDLE;
     s->live = false;
+  }
+  {
+    std::lock_guard<std::mutex> guard(g_graph_lock);
+    g_states->erase(stream);
   }
   g_streams.release(s);
   counter.fetch_add(1, std::memory_order_relaxed);
@@ -44,6 +97,14 @@ CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
     s->live = true;
   }
   *stream = reinterpret_cast<CUstream>(s);
+  {
+    std::lock_guard<std::mutex> guard(g_graph_lock);
+    StreamState& state = (*g_states)[*stream];
+    state = StreamState{};
+    state.context = t_current;
+    state.pid = getpid();
+    ++g_graph_counters.streams_created;
+  }
   g_created.fetch_add(1, std::memory_order_relaxed);
   return CUDA_SUCCESS;
 }
@@ -54,6 +115,201 @@ CUresult CUDAAPI cuStreamDestroy(CUstream stream) { return destroy(stream, g_des
 
 StubCudaCounters stubcuda_counters(void) {
   return {g_created.load(), g_destroyed_v2.load(), g_destroyed_legacy.load()};
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* context) {
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  *context = t_current;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
+  t_current = context;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext* context) {
+  if (context == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (legacy(stream)) {
+    *context = t_current;
+    return CUDA_SUCCESS;
+  }
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  *context = (*g_states)[stream].context;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamGetGreenCtx(CUstream stream, CUgreenCtx* green) {
+  if (green == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  const StreamState& state = (*g_states)[stream];
+  *green = state.green ? reinterpret_cast<CUgreenCtx>(state.context) : nullptr;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
+  if (legacy(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  StreamState& state = (*g_states)[stream];
+  if (state.pid != 0 && state.pid != getpid()) {  // a forked child's copy of its parent's stream
+    ++g_graph_counters.foreign_captures;
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  if (state.capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  state.capturing = true;
+  state.invalidated = g_fail_captures > 0;
+  if (g_fail_captures > 0) --g_fail_captures;
+  state.nodes.clear();
+  ++g_graph_counters.captures_begun;
+  if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) ++g_graph_counters.global_mode_captures;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  StreamState& state = (*g_states)[stream];
+  *graph = nullptr;
+  if (!state.capturing) return CUDA_ERROR_ILLEGAL_STATE;
+  state.capturing = false;
+  if (state.invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+  auto* made = new StubGraph{std::move(state.nodes)};
+  state.nodes.clear();
+  g_graphs->insert(made);
+  ++g_graph_counters.captures_ended;
+  *graph = reinterpret_cast<CUgraph>(made);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
+  if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  const auto it = g_states->find(stream);
+  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (it != g_states->end() && it->second.capturing)
+    *status = it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  auto* g = reinterpret_cast<StubGraph*>(graph);
+  if (!g_graphs->erase(g)) return CUDA_ERROR_INVALID_VALUE;
+  delete g;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long) {
+  if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  auto* g = reinterpret_cast<StubGraph*>(graph);
+  if (!g_graphs->count(g)) return CUDA_ERROR_INVALID_VALUE;
+  if (g_fail_instantiations > 0) {
+    --g_fail_instantiations;
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  auto* made = new StubExec{g->nodes, getpid()};
+  g_execs->insert(made);
+  ++g_graph_counters.instantiated;
+  *exec = reinterpret_cast<CUgraphExec>(made);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  auto* e = reinterpret_cast<StubExec*>(exec);
+  if (!g_execs->erase(e)) return CUDA_ERROR_INVALID_VALUE;
+  if (e->pid != getpid()) ++g_graph_counters.foreign_destroys;
+  delete e;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  std::vector<Node> nodes;
+  {
+    std::lock_guard<std::mutex> guard(g_graph_lock);
+    auto* e = reinterpret_cast<StubExec*>(exec);
+    if (!g_execs->count(e)) {
+      ++g_graph_counters.bad_launches;
+      return CUDA_ERROR_INVALID_HANDLE;
+    }
+    if (e->pid != getpid()) ++g_graph_counters.foreign_launches;
+    if (g_launch_result != CUDA_SUCCESS) return g_launch_result;
+    if (!legacy(stream)) {
+      StreamState& state = (*g_states)[stream];
+      if (state.capturing) {  // the graph becomes part of the capture, as a child graph would
+        state.nodes.insert(state.nodes.end(), e->nodes.begin(), e->nodes.end());
+        ++g_graph_counters.launches_into_capture;
+        return CUDA_SUCCESS;
+      }
+    }
+    ++g_graph_counters.launches;
+    g_last_launch_stream = stream;
+    nodes = e->nodes;
+  }
+  for (const Node& node : nodes) node.run(node.blob.data());
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr pointer) {
+  if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  for (const auto& [begin, size] : *g_device)
+    if (pointer >= begin && pointer - begin < size) {
+      *static_cast<CUmemorytype*>(data) = CU_MEMORYTYPE_DEVICE;
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_INVALID_VALUE;  // what the driver says of pageable host memory
+}
+
+int stubcuda_capture_node(CUstream stream, void (*run)(const void*), const void* blob, std::size_t size) {
+  if (legacy(stream)) return 0;
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  const auto it = g_states->find(stream);
+  if (it == g_states->end() || !it->second.capturing) return 0;
+  const auto* bytes = static_cast<const unsigned char*>(blob);
+  it->second.nodes.push_back(Node{run, {bytes, bytes + size}});
+  return 1;
+}
+
+StubCudaGraphCounters stubcuda_graph_counters(void) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  StubCudaGraphCounters c = g_graph_counters;
+  c.live_execs = g_execs->size();
+  return c;
+}
+
+CUstream stubcuda_last_launch_stream(void) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  return g_last_launch_stream;
+}
+
+void stubcuda_add_device_memory(std::uintptr_t begin, std::size_t size) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  g_device->emplace_back(begin, size);
+}
+
+void stubcuda_set_stream_context(CUstream stream, CUcontext context, int green) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  StreamState& state = (*g_states)[stream];
+  state.context = context;
+  state.green = green != 0;
+}
+
+void stubcuda_fail_captures(int n) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  g_fail_captures = n;
+}
+
+void stubcuda_fail_instantiations(int n) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  g_fail_instantiations = n;
+}
+
+void stubcuda_fail_launches(CUresult result) {
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  g_launch_result = result;
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #undef cuStreamDestroy
@@ -25,5 +26,49 @@ struct StubCudaCounters {
 
 // A snapshot of the stub's counters.
 StubCudaCounters stubcuda_counters(void);
+
+// ---- stream capture and graphs (graph replay's tests) ------------------------------------------
+//
+// The stub models what the shim's graph replay relies on: a stream captures what is recorded into
+// it between cuStreamBeginCapture_v2 and cuStreamEndCapture (the stub libcudnn's execute records
+// itself, stubcuda_capture_node, instead of running); a graph, instantiated, replays exactly those
+// records at each cuGraphLaunch (on the launching thread, before the launch returns). Contexts are
+// addresses: every thread starts with STUBCUDA_PRIMARY_CONTEXT current, a stream belongs to the
+// context current when it was made (any other address to the primary one, unless a test says
+// otherwise). Memory is host memory unless a test declares a range device memory.
+
+#define STUBCUDA_PRIMARY_CONTEXT ((CUcontext)(std::uintptr_t)0xC0C0000)
+
+struct StubCudaGraphCounters {
+  std::uint64_t captures_begun;
+  std::uint64_t global_mode_captures;  // begun in CU_STREAM_CAPTURE_MODE_GLOBAL
+  std::uint64_t captures_ended;        // with a graph
+  std::uint64_t instantiated;
+  std::uint64_t live_execs;            // instantiated and not destroyed
+  std::uint64_t launches;              // that ran their records
+  std::uint64_t launches_into_capture; // on a capturing stream (recorded into it, not run)
+  std::uint64_t foreign_launches;      // of a graph instantiated in another process (a fork's parent)
+  std::uint64_t bad_launches;          // of a destroyed or unknown graph
+  std::uint64_t streams_created;       // by cuStreamCreate
+  std::uint64_t foreign_destroys;      // of a graph instantiated in another process
+  std::uint64_t foreign_captures;      // refused: on a stream made in another process
+};
+StubCudaGraphCounters stubcuda_graph_counters(void);
+// The stream the last launch that ran was on.
+CUstream stubcuda_last_launch_stream(void);
+
+// Records `size` bytes at `blob` into `stream`'s capture, to be replayed by run(copy of blob) at
+// each launch of a graph made from it: 1 when recorded, 0 when the stream is not capturing.
+int stubcuda_capture_node(CUstream stream, void (*run)(const void* blob), const void* blob, std::size_t size);
+
+// [begin, begin + size) is device memory from now on.
+void stubcuda_add_device_memory(std::uintptr_t begin, std::size_t size);
+// `stream` belongs to `context`; `green`: a green context's stream.
+void stubcuda_set_stream_context(CUstream stream, CUcontext context, int green);
+// The next `n` captures end invalidated (no graph); the next `n` instantiations fail.
+void stubcuda_fail_captures(int n);
+void stubcuda_fail_instantiations(int n);
+// Every launch from now on returns `result` without running (CUDA_SUCCESS: launches work).
+void stubcuda_fail_launches(CUresult result);
 
 }  // extern "C"

@@ -21,12 +21,14 @@ struct StubHandle {
   std::atomic<cudaStream_t> stream{nullptr};  // atomic: racing callers are part of the tests
   std::atomic<bool> live{false};
   std::atomic<bool> inherited{false};  // created before a fork, seen from the child
+  std::atomic<std::uint64_t> serial{0};  // which cudnnCreate made it: tells handles at one address apart
 };
 
 // Enough for the table-full test's 70,000 live handles, and for 100,000 distinct addresses.
 ReusingPool<StubHandle, 100000> g_handles;
 
 std::atomic<std::uint64_t> g_set_stream{0}, g_get_stream{0}, g_create{0}, g_destroy{0};
+std::atomic<std::uint64_t> g_handle_serials{0};
 
 StubHandle* lookup(cudnnHandle_t handle) {
   StubHandle* h = g_handles.at(handle);
@@ -88,9 +90,21 @@ cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
   if (h == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
   h->stream.store(nullptr, std::memory_order_relaxed);
   h->inherited.store(false, std::memory_order_relaxed);
+  h->serial.store(g_handle_serials.fetch_add(1, std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   h->live.store(true, std::memory_order_release);
   *handle = reinterpret_cast<cudnnHandle_t>(h);
   return CUDNN_STATUS_SUCCESS;
+}
+
+// For the backend's execute (stub_backend.cpp), without counting a cudnnGetStream: the stream
+// `handle` holds, and which cudnnCreate made it (0 for a handle that is not live).
+cudaStream_t stubcudnn_handle_stream(cudnnHandle_t handle) {
+  StubHandle* h = lookup(handle);
+  return h ? h->stream.load(std::memory_order_relaxed) : nullptr;
+}
+std::uint64_t stubcudnn_handle_serial(cudnnHandle_t handle) {
+  StubHandle* h = lookup(handle);
+  return h ? h->serial.load(std::memory_order_relaxed) : 0;
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnDestroy(cudnnHandle_t handle) {

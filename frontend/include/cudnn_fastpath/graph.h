@@ -14,7 +14,13 @@
 //     for engine configurations (mode A, then FALLBACK) and keeps the first execution plan that
 //     finalizes. A graph cuDNN cannot run comes back as a Status saying so, never as a crash.
 //   - execute with the pointers and workspace of the previous execute: one cudnnBackendExecute,
-//     no other cuDNN call and no heap allocation.
+//     no other cuDNN call and no heap allocation; from the third such execute on the same handle,
+//     one CUDA graph launch of that execute instead (captured once, the handle's stream set to a
+//     stream of the Graph's and restored: a cudnnGetStream too unless set_stream() or the build
+//     told the frontend which stream the handle holds; see below). Not while the handle's stream
+//     is capturing the program's own graph, nor for a stream of another context; never for
+//     pointers that are not device memory, nor after a failed capture. CUDNN_FASTPATH_GRAPHS=0 in
+//     the environment, or no libcuda.so.1 loaded, keeps every execute a cudnnBackendExecute.
 //   - execute with other pointers or another workspace: the variant pack is rebuilt once
 //     (create, set, finalize; the previous pack destroyed), then the steady state resumes.
 //

@@ -8,10 +8,12 @@
  * on: with CUDNN_FASTPATH_FEATURE_SET_STREAM off every cudnnSetStream reaches cuDNN (and what the
  * shim knew of each handle's stream is forgotten, so it is learnt again when switched back on);
  * with CUDNN_FASTPATH_FEATURE_VARIANT_PACKS off new variant packs are real ones (packs made before
- * keep working). This is what makes an in-process A/B comparison possible, and lets a program that
+ * keep working); with CUDNN_FASTPATH_FEATURE_GRAPHS off every execute reaches cuDNN and every CUDA
+ * graph the shim made is destroyed (graphs need the pack cache: asking for them without
+ * VARIANT_PACKS gets neither). This is what makes an in-process A/B comparison possible, and lets a program that
  * sets streams around the shim step aside. The configuration bounds the switch: under
  * CUDNN_FASTPATH_DISABLE=1 nothing can be switched on, under CUDNN_FASTPATH_VARIANT_PACKS=0 the
- * pack cache cannot. Any thread may call these at any time. */
+ * pack cache (and graphs) cannot, under CUDNN_FASTPATH_GRAPHS=0 graphs cannot. Any thread may call these at any time. */
 #ifndef CUDNN_FASTPATH_SHIM_CONTROL_H_
 #define CUDNN_FASTPATH_SHIM_CONTROL_H_
 
@@ -25,7 +27,9 @@ extern "C" {
 
 #define CUDNN_FASTPATH_FEATURE_SET_STREAM 1u    /* skip cudnnSetStream when the handle has the stream */
 #define CUDNN_FASTPATH_FEATURE_VARIANT_PACKS 2u /* proxy and cache variant packs */
-#define CUDNN_FASTPATH_FEATURE_ALL 3u
+#define CUDNN_FASTPATH_FEATURE_GRAPHS 4u        /* replay steady executes of cached packs as CUDA graphs
+                                                   (only together with VARIANT_PACKS) */
+#define CUDNN_FASTPATH_FEATURE_ALL 7u
 
 /* The features in effect now. */
 unsigned cudnn_fastpath_features(void);
@@ -48,7 +52,17 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(pack_hits, "variant packs", "cache hits", "proxies finalized from the cache")                    \
   X(pack_misses, "variant packs", "built", "proxies finalized by building a real pack")              \
   X(pack_evictions, "variant packs", "evicted", "cached packs destroyed to make room")               \
-  X(packs_materialized, "variant packs", "materialized", "proxies turned into real packs")
+  X(packs_materialized, "variant packs", "materialized", "proxies turned into real packs")            \
+  X(graphs_captured, "graph replay", "captured", "executes captured as CUDA graphs")                  \
+  X(graph_launches, "graph replay", "launches", "executes answered by launching a graph")            \
+  X(direct_executes, "graph replay", "direct", "executes of cached packs that reached cuDNN")        \
+  X(graph_refusals_capturing, "graph replay", "refused: capturing", "direct: the program's stream was capturing") \
+  X(graph_refusals_host_pointer, "graph replay", "host pointer", "direct for good: a host pointer not a known by-value tensor") \
+  X(graph_refusals_context, "graph replay", "context", "direct: a stream of another context, or a green context") \
+  X(graph_refusals_churn, "graph replay", "churn", "direct for good: by-value bytes that kept changing") \
+  X(graph_refusals_failed, "graph replay", "failed", "direct for good: a failed capture or instantiation, or no driver") \
+  X(graph_refusals_full, "graph replay", "full", "direct: every entry of the graph cache's set in use") \
+  X(graph_evictions, "graph replay", "evicted", "graphs destroyed to make room")
 
 typedef struct cudnn_fastpath_stats {
   uint32_t size;         /* bytes the shim filled: the caller's size or its own, the smaller */

@@ -1,0 +1,308 @@
+// The shim's graph replay, under LD_PRELOAD, against the stub libcudnn and the stub libcuda
+// (label: graphs).
+//
+// Each test runs a scenario program (graph_scenario.cpp) in a child process, in each load mode the
+// packs suite uses, and judges what it printed. The stubs count what a graph replay changes: the
+// executes that reached libcudnn, those recorded into a capture, the launches, and whether each op
+// ran with exactly what the program gave it (a replay of a stale graph, or one that baked in an
+// old by-value scalar, is a mismatch).
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+extern char** environ;
+
+using namespace cudnn_fastpath::test;
+
+namespace {
+
+const char* const kModes[] = {"linked", "global", "local"};
+
+struct Outcome {
+  ProcessResult process;
+  std::map<std::string, std::string> values;
+
+  long long operator[](const std::string& key) const {
+    const auto it = values.find(key);
+    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
+    REQUIRE(it != values.end());
+    return std::stoll(it->second);
+  }
+};
+
+struct Options {
+  bool preload = true;
+  std::vector<EnvChange> env;
+};
+
+// The caller's LD_PRELOAD, LD_LIBRARY_PATH and every CUDNN_FASTPATH_* removed.
+std::vector<EnvChange> clean_env() {
+  std::vector<EnvChange> all = {{"LD_PRELOAD", "", true}, {"LD_LIBRARY_PATH", "", true}};
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("CUDNN_FASTPATH_", 0) == 0) all.push_back({name, "", true});
+  }
+  return all;
+}
+
+// This build's shim, or the file CUDNN_FASTPATH_TEST_SHIM names (to watch a test fail on another
+// build of the shim).
+std::string shim_path() {
+  const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
+  return other != nullptr && *other != '\0' ? other : SHIM_PATH;
+}
+
+Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
+  std::vector<std::string> argv;
+  if (mode == "linked") argv = {GRAPH_SCENARIO_LINKED, name};
+  else argv = {GRAPH_SCENARIO_DLOPEN, mode, name};
+  std::vector<EnvChange> env = clean_env();
+  if (options.preload) env.push_back({"LD_PRELOAD", shim_path()});
+  env.insert(env.end(), options.env.begin(), options.env.end());
+  Outcome outcome{run_process(argv, env), {}};
+  outcome.values = key_values(outcome.process.out);
+  INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
+            << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
+  REQUIRE(outcome.process.exit_code == 0);
+  return outcome;
+}
+
+// What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
+// capture in global mode, no launch of a destroyed graph.
+void check_sound(const Outcome& o, const std::string& prefix = "") {
+  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o[prefix + "stale"] == 0);
+  CHECK(o[prefix + "global_captures"] == 0);
+  CHECK(o[prefix + "bad_launches"] == 0);
+  CHECK(o[prefix + "foreign_destroys"] == 0);
+}
+
+std::optional<double> json_number(const std::string& json, const std::string& key) {
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+(\\.[0-9]+)?)"))) return std::nullopt;
+  return std::stod(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("100 steady ops: two direct executes, one capture, 98 launches on the program's stream", "[graphs]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "steady", {.preload = false});
+    CHECK(plain["execute_calls"] == 100);  // the premise: every op reaches cuDNN
+    CHECK(plain["launches"] == 0);
+    check_sound(plain);
+
+    const Outcome o = run(mode, "steady");
+    check_sound(o);
+    CHECK(o["execute_calls"] == 3);  // two direct, one captured
+    CHECK(o["captured"] == 1);
+    CHECK(o["runs"] == 100);  // every op did its work once: 2 directly, 98 by a launch
+    CHECK(o["replays"] == 98);
+    CHECK(o["launches"] == 98);
+    CHECK(o["launched_on_program_stream"] == 1);
+    CHECK(o["private_streams"] == 1);              // captured on a stream of the shim's
+    CHECK(o["handle_holds_program_stream"] == 1);  // and the handle's stream restored
+    CHECK(o.process.err.empty());
+  }
+}
+
+TEST_CASE("CUDNN_FASTPATH_GRAPHS=0, CUDNN_FASTPATH_VARIANT_PACKS=0 and CUDNN_FASTPATH_DISABLE=1: no graph", "[graphs][config]") {
+  for (const char* setting : {"CUDNN_FASTPATH_GRAPHS=0", "CUDNN_FASTPATH_VARIANT_PACKS=0", "CUDNN_FASTPATH_DISABLE=1"}) {
+    INFO(setting);
+    const std::string s = setting;
+    const Outcome o = run("linked", "steady", {.env = {{s.substr(0, s.find('=')), s.substr(s.find('=') + 1)}}});
+    check_sound(o);
+    CHECK(o["execute_calls"] == 100);
+    CHECK(o["launches"] == 0);
+    CHECK(o["private_streams"] == 0);
+  }
+}
+
+TEST_CASE("a bad CUDNN_FASTPATH_GRAPHS value gets one warning line and the default", "[graphs][config]") {
+  const Outcome o = run("linked", "steady", {.env = {{"CUDNN_FASTPATH_GRAPHS", "maybe"}}});
+  check_sound(o);
+  CHECK(o["launches"] == 98);
+  CHECK(count_lines_containing(o.process.err, "CUDNN_FASTPATH_GRAPHS=maybe is not a boolean") == 1);
+}
+
+TEST_CASE("the program capturing its own graph: its executes reach cuDNN, none is launched", "[graphs]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "program_capture");
+    check_sound(o, "during.");
+    CHECK(o["during.execute_calls"] == 5);
+    CHECK(o["during.captured"] == 5);  // into the program's capture, as without the shim
+    CHECK(o["during.launches"] == 0);
+    CHECK(o["during.launches_into_capture"] == 0);
+    CHECK(o["during.captures"] == 1);  // the program's own
+    CHECK(o["program_launch.replays"] == 5);
+    CHECK(o["program_launch.stale"] == 0);
+  }
+}
+
+TEST_CASE("a by-value scalar is compared at every launch, and one that keeps changing stops the captures", "[graphs][by_value]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "by_value", {.preload = false});
+    check_sound(plain);
+    CHECK(plain["execute_calls"] == 60);
+
+    const Outcome o = run(mode, "by_value");
+    check_sound(o);  // every op ran with the scale it was made with
+    CHECK(o["steady.captures"] == 2);  // at 1.5, then again at 2.5
+    CHECK(o["steady.launches"] == 18);
+    CHECK(o["captures"] == 4);  // the first and three re-captures, then direct for good
+    CHECK(o["runs"] == 60);
+    CHECK(o["live_graphs"] == 0);
+  }
+}
+
+TEST_CASE("a host pointer that is not a known by-value tensor is never captured", "[graphs][by_value]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "host_pointer");
+    check_sound(o);
+    CHECK(o["captures"] == 0);
+    CHECK(o["execute_calls"] == 20);
+    CHECK(o["runs"] == 20);
+  }
+}
+
+TEST_CASE("graphs are forgotten with their handle, their plan, their pack, and the feature", "[graphs][forget]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "forget");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    for (const char* part : {"handle.", "plan.", "pack."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "graphs_before"] == 1);
+      CHECK(o[p + "graphs_after"] == 0);
+      CHECK(o[p + "stale"] == 0);
+      CHECK(o[p + "execute_calls"] == 3);  // counted and captured again from the start
+      CHECK(o[p + "launches"] == 3);
+    }
+    CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
+    CHECK(o["switch.graphs_before"] == 1);
+    CHECK(o["switch.features_off"] == 3);
+    CHECK(o["switch.graphs_after"] == 0);
+    CHECK(o["switch.off.execute_calls"] == 5);
+    CHECK(o["switch.off.launches"] == 0);
+    CHECK(o["switch.features_on"] == 7);
+    CHECK(o["switch.on.launches"] == 3);
+    CHECK(o["switch.graphs_only"] == 1);  // graphs without the pack cache: not granted
+  }
+}
+
+TEST_CASE("fork: the child launches none of the parent's graphs and makes its own", "[graphs][fork]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "fork");
+    CHECK(o["parent_graphs"] == 1);
+    CHECK(o["child_exit"] == 0);
+    CHECK(o["child.failures"] == 0);
+    CHECK(o["child.mismatches"] == 0);
+    CHECK(o["child.foreign_launches"] == 0);
+    CHECK(o["child.foreign_captures"] == 0);  // on a capture stream of its own, not the parent's
+    CHECK(o["child_after_switch.foreign_destroys"] == 0);
+    CHECK(o["child_after_switch.live_graphs"] == 1);  // the parent's, untouched (the child's is gone)
+    CHECK(o["child.execute_calls"] == 3);
+    CHECK(o["child.launches"] == 3);
+  }
+}
+
+TEST_CASE("a stream of another context, or of a green context, is executed directly", "[graphs][context]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "other_context");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["other.execute_calls"] == 5);
+    CHECK(o["other.launches"] == 0);
+    CHECK(o["back.launches"] == 5);  // the graph is still good on its own context
+    CHECK(o["green.captures"] == 0);
+    CHECK(o["green.execute_calls"] == 10);
+  }
+}
+
+TEST_CASE("a failed capture or instantiation executes directly for good, and a failed launch is an error", "[graphs][errors]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "failures", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    for (const char* part : {"capture.", "instantiate."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "captures"] == 1);  // one attempt, never another
+      CHECK(o[p + "runs"] == 10);     // every op ran
+      CHECK(o[p + "launches"] == 0);
+      CHECK(o[p + "live_graphs"] == 0);
+    }
+    CHECK(count_lines_containing(o.process.err, "graph replay: a capture failed") == 1);
+    CHECK(count_lines_containing(o.process.err, "graph replay: an instantiation failed") == 1);
+    CHECK(o["launch.status"] != 0);  // never a silent success
+    CHECK(o["launch.runs"] == 0);
+
+    const Outcome quiet = run(mode, "failures");
+    CHECK(count_lines_containing(quiet.process.err, "graph replay") == 0);
+  }
+}
+
+TEST_CASE("threads with their own handles and streams, one plan: each op runs as made", "[graphs][threads]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "threads");
+    check_sound(o);
+    CHECK(o["runs"] == 800);
+    // One capture per handle, or two where threads racing to finalize the same contents made two
+    // real packs (a triple each); every op after a triple's capture is a launch.
+    CHECK(o["captures"] >= 4);
+    CHECK(o["captures"] <= 8);
+    CHECK(o["launches"] == o["replays"]);
+    CHECK(o["launches"] >= 800 - 3 * o["captures"]);
+  }
+}
+
+TEST_CASE("statistics: the graph counts in the JSON file and a stderr line", "[graphs][stats]") {
+  const std::string dir = make_temp_dir();
+  const Outcome o = run("linked", "steady", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  check_sound(o);
+  const std::string json = read_file(dir + "/s.json");
+  INFO(json);
+  CHECK(json_number(json, "graphs_captured").value_or(-1) == 1);
+  CHECK(json_number(json, "graph_launches").value_or(-1) == 98);
+  CHECK(json_number(json, "direct_executes").value_or(-1) == 2);
+  CHECK(json_number(json, "graph_refusals_capturing").value_or(-1) == 0);
+  CHECK(json_number(json, "graph_evictions").value_or(-1) == 0);
+  CHECK(json.find("\"graphs\": true") != std::string::npos);
+
+  const Outcome refused = run("linked", "host_pointer", {.env = {{"CUDNN_FASTPATH_STATS", "1"}}});
+  CHECK(count_lines_containing(refused.process.err,
+                               "graph replay: 0 captured, 0 launches, 20 direct, 0 refused: capturing, 1 host pointer") == 1);
+}
+
+TEST_CASE("the launcher's --no-graphs option executes every op directly", "[graphs][launcher]") {
+  std::vector<EnvChange> env = clean_env();
+  const ProcessResult with = run_process({LAUNCHER_BUILD, GRAPH_SCENARIO_LINKED, "steady"}, env);
+  REQUIRE(with.exit_code == 0);
+  CHECK(key_values(with.out).at("launches") == "98");
+  const ProcessResult without = run_process({LAUNCHER_BUILD, "--no-graphs", GRAPH_SCENARIO_LINKED, "steady"}, env);
+  INFO(without.err);
+  REQUIRE(without.exit_code == 0);
+  CHECK(key_values(without.out).at("launches") == "0");
+  CHECK(key_values(without.out).at("execute_calls") == "100");
+  CHECK(without.err.empty());
+}

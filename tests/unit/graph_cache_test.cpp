@@ -1,0 +1,154 @@
+// graphs/graph_cache.h on its own: which entry a lookup finds, when a graph is handed back for
+// destruction (never while leased), eviction, and threads leasing, forgetting and inserting at once.
+#include "graphs/graph_cache.h"
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+using cudnn_fastpath::graphs::GraphCache;
+using cudnn_fastpath::graphs::GraphKey;
+using cudnn_fastpath::graphs::Phase;
+using cudnn_fastpath::graphs::Released;
+
+namespace {
+
+using Small = GraphCache<1, 4>;  // one set of four: eviction is easy to force
+
+GraphKey key(std::uintptr_t n) { return {0x1000 + n, 0x2000 + n, 0x3000 + n}; }
+void* graph(std::uintptr_t n) { return reinterpret_cast<void*>(0x9000 + n); }
+
+// Leases `k`'s entry, gives it a graph if it has none, releases it.
+void make_ready(Small& cache, const GraphKey& k, std::uintptr_t n) {
+  bool inserted = false;
+  Released evicted, released;
+  const Small::Lease lease = cache.acquire_or_insert(k, inserted, evicted);
+  REQUIRE(lease);
+  Small::Entry& e = cache.entry(lease);
+  REQUIRE(e.begin_capture(Phase::kCounting));
+  e.library.store(7);
+  e.graph.store(graph(n));
+  e.publish(Phase::kReady);
+  cache.release(lease, released);
+  CHECK(released.graph == nullptr);
+}
+
+}  // namespace
+
+TEST_CASE("a key finds its own entry again, and another key another entry", "[graphs]") {
+  static Small cache;
+  bool inserted = false;
+  Released evicted, released;
+  const Small::Lease a = cache.acquire_or_insert(key(1), inserted, evicted);
+  CHECK(inserted);
+  cache.release(a, released);
+  const Small::Lease again = cache.acquire_or_insert(key(1), inserted, evicted);
+  CHECK_FALSE(inserted);
+  CHECK(again.entry_plus_one == a.entry_plus_one);
+  const Small::Lease b = cache.acquire_or_insert(key(2), inserted, evicted);
+  CHECK(inserted);
+  CHECK(b.entry_plus_one != a.entry_plus_one);
+  cache.release(again, released);
+  cache.release(b, released);
+}
+
+TEST_CASE("a forgotten entry's graph is handed back by its last holder, not before", "[graphs]") {
+  static Small cache;
+  make_ready(cache, key(1), 1);
+  bool inserted = false;
+  Released evicted, released;
+  const Small::Lease held = cache.acquire_or_insert(key(1), inserted, evicted);
+  REQUIRE(held);
+  std::vector<void*> destroyed;
+  const auto destroy = [&](const Released& r) { destroyed.push_back(r.graph); };
+  CHECK(cache.forget_if([](const GraphKey& k) { return k.plan == key(1).plan; }, destroy) == 1);
+  CHECK(destroyed.empty());  // still leased
+  const Small::Lease after = cache.acquire_or_insert(key(1), inserted, evicted);
+  CHECK(inserted);  // the forgotten entry is never leased again: a new one
+  CHECK(after.entry_plus_one != held.entry_plus_one);
+  cache.release(held, released);
+  CHECK(released.graph == graph(1));
+  CHECK(released.library == 7);
+  cache.release(after, released);
+  CHECK(released.graph == nullptr);
+  CHECK(cache.forget_if([](const GraphKey&) { return true; }, destroy) == 1);  // `after`, no graph
+  CHECK(destroyed.empty());
+  CHECK(cache.graphs() == 0);
+}
+
+TEST_CASE("eviction hands back a graph only the cache holds, never a leased one", "[graphs]") {
+  static Small cache;
+  for (std::uintptr_t n = 1; n <= 4; ++n) make_ready(cache, key(n), n);
+  bool inserted = false;
+  Released evicted, released;
+  std::vector<Small::Lease> leases;
+  for (std::uintptr_t n = 1; n <= 3; ++n) leases.push_back(cache.acquire_or_insert(key(n), inserted, evicted));
+  // The set is full: the fifth key takes the only entry nobody leases, key 4's.
+  const Small::Lease fifth = cache.acquire_or_insert(key(5), inserted, evicted);
+  REQUIRE(fifth);
+  CHECK(inserted);
+  CHECK(evicted.graph == graph(4));
+  // All four leased now: a sixth key gets nothing.
+  const Small::Lease sixth = cache.acquire_or_insert(key(6), inserted, evicted);
+  CHECK_FALSE(sixth);
+  CHECK(evicted.graph == nullptr);
+  for (const Small::Lease& l : leases) cache.release(l, released);
+  cache.release(fifth, released);
+}
+
+TEST_CASE("fork: forget_in_child drops every entry without handing a graph back", "[graphs][fork]") {
+  static Small cache;
+  make_ready(cache, key(1), 1);
+  cache.forget_in_child();
+  CHECK(cache.graphs() == 0);
+  int destroyed = 0;
+  cache.forget_if([](const GraphKey&) { return true; }, [&](const Released&) { ++destroyed; });
+  CHECK(destroyed == 0);
+}
+
+TEST_CASE("threads leasing, forgetting and inserting: every graph handed back exactly once", "[graphs][threads]") {
+  static GraphCache<2, 4> cache;
+  using Cache = GraphCache<2, 4>;
+  constexpr int kThreads = 4, kRounds = 20000;
+  std::atomic<std::uint64_t> made{0}, destroyed{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        const GraphKey k = key(static_cast<std::uintptr_t>((i * 7 + t) % 12));
+        bool inserted = false;
+        Released evicted, released;
+        const Cache::Lease lease = cache.acquire_or_insert(k, inserted, evicted);
+        if (evicted.graph) destroyed.fetch_add(1, std::memory_order_relaxed);
+        if (!lease) continue;
+        Cache::Entry& e = cache.entry(lease);
+        if (e.begin_capture(Phase::kCounting)) {
+          e.library.store(1, std::memory_order_relaxed);
+          e.graph.store(reinterpret_cast<void*>(0x1), std::memory_order_relaxed);
+          made.fetch_add(1, std::memory_order_relaxed);
+          e.publish(Phase::kReady);
+        }
+        cache.release(lease, released);
+        if (released.graph) destroyed.fetch_add(1, std::memory_order_relaxed);
+      }
+    });
+  std::thread forgetter([&] {
+    std::uintptr_t n = 0;
+    while (!stop.load(std::memory_order_relaxed))
+      cache.forget_if([&](const GraphKey& k) { return k.handle == key(n % 12).handle; },
+                      [&](const Released&) { destroyed.fetch_add(1, std::memory_order_relaxed); }),
+          ++n;
+  });
+  for (std::thread& t : threads) t.join();
+  stop.store(true);
+  forgetter.join();
+  cache.forget_if([](const GraphKey&) { return true; },
+                  [&](const Released&) { destroyed.fetch_add(1, std::memory_order_relaxed); });
+  CHECK(made.load() > 0);
+  CHECK(destroyed.load() == made.load());
+  CHECK(cache.graphs() == 0);
+}
