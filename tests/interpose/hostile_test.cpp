@@ -165,14 +165,18 @@ TEST_CASE("versioned symbols in two scopes: cuDNN 8 and 9, runtime 12 and 13", "
 TEST_CASE("every bound object and every caller stays mapped after dlclose", "[hostile][resolve]") {
   // A framework opened RTLD_GLOBAL: its libcudnn is next after the shim in the global scope.
   const Outcome plain = run_scenario("self", "bound_then_closed", {.preload = false});
-  REQUIRE(plain["framework_mapped"] == 0);  // the premise: dlclose unmaps both without the shim
-  REQUIRE(plain["cudnn_mapped"] == 0);
-  REQUIRE(plain["cudart_mapped"] == 0);
+  REQUIRE(plain["framework_mapped"] == 0);  // the premise: dlclose unmaps the caller without the shim
   const Outcome o = run_scenario("self", "bound_then_closed");
   CHECK(o["framework_get_agrees"] == 1);
   CHECK(o["framework_mapped"] == 1);
-  CHECK(o["cudnn_mapped"] == 1);
-  CHECK(o["cudart_mapped"] == 1);
+  // The libraries it reached: unmapped without the shim here (Debian 12's glibc 2.36); on the GPU
+  // machine (glibc 2.39) the stub libcudnn and libcudart stayed mapped without the shim too, and
+  // there is then nothing to show for them.
+  for (const char* library : {"cudnn_mapped", "cudart_mapped"}) {
+    INFO(library);
+    if (plain[library] == 0) CHECK(o[library] == 1);
+    else WARN(std::string(library) + ": stays mapped after dlclose without the shim on this machine");
+  }
 }
 
 TEST_CASE("several libcudnn copies: a cuDNN unloaded and another loaded in its place", "[hostile][resolve]") {
