@@ -45,7 +45,12 @@ CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREA
 ON_CONDITIONS = (SET_STREAM, PACKS, SET_STREAM | PACKS, ALL)  # each paired with 0 (--conditions picks)
 
 SDPA_CALLS = 16  # cuDNN SDPA forward calls per sdpa iteration
-GRAPH_WARMUP = 3  # warm-up iterations of a block with graph replay on: two direct executes, a capture
+# Warm-up iterations of a block with graph replay on. An op whose pointers alternate between two
+# sets from one iteration to the next (a tensor the program still holds from the iteration before,
+# as the A/B does with its output) is two triples, each run directly twice and captured at its third
+# execute: six iterations. Three left half of eval16's convolutions on the H200 (2026-12-01) with a
+# capture or a direct execute inside the timed iterations.
+GRAPH_WARMUP = 8
 # K timed iterations per block, after one warm-up iteration that absorbs the switch (the first
 # cudnnSetStream after switching skipping on reaches cuDNN). Short blocks: the host's speed drifts
 # slowly on these machines (blocks of 8 paired 80% correlated on the H200), so the closer the two

@@ -336,6 +336,29 @@ int steady() {
   return 0;
 }
 
+// The in-process A/B's blocks: every feature off for five ops, then on for five, three times. After
+// each switch back on, an op runs directly twice and is captured at its third execute, so the
+// fourth and fifth (the A/B's timed iterations) are plain launches.
+int ab_blocks() {
+  if (g_set_features == nullptr) die("ab_blocks runs under the shim");
+  const Contents c = contents(1);
+  Counts counts;
+  for (int round = 0; round < 3; ++round) {
+    g_set_features(0);
+    for (int i = 0; i < 5; ++i) run_op(g_main.handle, g_matmul.plan(), c, counts);
+    g_set_features(7u);
+    char prefix[32];
+    for (int i = 0; i < 5; ++i) {
+      const Snapshot before = Snapshot::now();
+      run_op(g_main.handle, g_matmul.plan(), c, counts);
+      std::snprintf(prefix, sizeof prefix, "round%d.op%d.", round, i);
+      print_since(before, prefix);
+    }
+  }
+  print_counts(counts);
+  return 0;
+}
+
 // The program captures its own CUDA graph on the handle's stream, after the shim made a graph.
 int program_capture() {
   const Contents c = contents(2);
@@ -577,6 +600,7 @@ constexpr Case kCases[] = {
     {"steady", steady},         {"program_capture", program_capture}, {"by_value", by_value},
     {"host_pointer", host_pointer}, {"forget", forget},               {"fork", fork_child},
     {"other_context", other_context}, {"failures", failures},         {"threads", threads},
+    {"ab_blocks", ab_blocks},
 };
 
 }  // namespace
