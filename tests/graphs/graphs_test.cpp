@@ -117,6 +117,27 @@ TEST_CASE("100 steady ops: two direct executes, one capture, 98 launches on the 
   }
 }
 
+TEST_CASE("the A/B's blocks: after each switch back on, two direct executes, a capture, then launches", "[graphs][config]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "ab_blocks");
+    for (int round = 0; round < 3; ++round) {
+      const std::string r = "round" + std::to_string(round) + ".op";
+      INFO("round " << round);
+      for (const char* op : {"0.", "1.", "2.", "3.", "4."}) check_sound(o, r + op);
+      CHECK(o[r + "0.execute_calls"] == 1);  // the switch off forgot the graph
+      CHECK(o[r + "0.launches"] == 0);
+      CHECK(o[r + "1.execute_calls"] == 1);
+      CHECK(o[r + "2.captures"] == 1);
+      CHECK(o[r + "2.launches"] == 1);
+      for (const char* op : {"3.", "4."}) {
+        CHECK(o[r + op + "execute_calls"] == 0);  // what the A/B times: launches only
+        CHECK(o[r + op + "launches"] == 1);
+      }
+    }
+  }
+}
+
 TEST_CASE("CUDNN_FASTPATH_GRAPHS=0, CUDNN_FASTPATH_VARIANT_PACKS=0 and CUDNN_FASTPATH_DISABLE=1: no graph", "[graphs][config]") {
   for (const char* setting : {"CUDNN_FASTPATH_GRAPHS=0", "CUDNN_FASTPATH_VARIANT_PACKS=0", "CUDNN_FASTPATH_DISABLE=1"}) {
     INFO(setting);
