@@ -34,7 +34,7 @@ extern std::atomic<int> g_caller_count __attribute__((visibility("hidden")));
 
 // The entry the calling thread found last: most calls come from the object the previous one came
 // from, and cuDNN's own libraries (which call the backend API too) would otherwise sit in front of
-// it in the scan. __thread, initial-exec: one %fs-relative load (see stats.h's t_block).
+// it in the scan. __thread, initial-exec: one %fs-relative load (see counters.h's t_counters).
 extern __thread Caller* t_last_caller __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 inline bool contains(const Caller& c, std::uintptr_t address) noexcept {

@@ -10,7 +10,10 @@
 #include <cuda.h>
 #include <cudnn.h>
 
+#include <cstddef>
 #include <cstdint>
+
+#include "cudnn_fastpath/shim_control.h"
 
 #include "shim/real_symbols.h"
 
@@ -47,6 +50,7 @@ struct DispatchV1 {
                                              cudaGraph_t);
   unsigned (*features)();
   unsigned (*set_features)(unsigned);
+  int (*stats)(cudnn_fastpath_stats_t*, std::size_t);
 };
 
 // This copy's own table (exports.cpp).

@@ -10,7 +10,8 @@
 #include "cudnn_fastpath/shim_control.h"
 #include "shim/code_layout.h"
 #include "shim/dispatch.h"
-#include "shim/process.h"
+#include "shim/features.h"
+#include "shim/report.h"
 #include "shim/set_stream.h"
 #include "shim/stream_destroy.h"
 #include "shim/variant_packs.h"
@@ -39,6 +40,7 @@ const DispatchV1& own_dispatch() noexcept {
       backend_update_cuda_graph,
       features,
       set_features,
+      fill_stats,
   };
   return kDispatch;
 }
@@ -126,6 +128,10 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendUpdateCudaGraph(cudnnHandle_t handle, cudn
 unsigned cudnn_fastpath_features(void) { return shim::features(); }
 
 unsigned cudnn_fastpath_set_features(unsigned features) { return shim::set_features(features); }
+
+int cudnn_fastpath_stats(cudnn_fastpath_stats_t* out, size_t size) { return shim::fill_stats(out, size); }
+
+const char* cudnn_fastpath_stats_fields(void) { return shim::stats_fields(); }
 
 // For other copies of the shim only (dispatch.h); not part of the public interface.
 const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dispatch(); }

@@ -1,41 +1,17 @@
 #include "shim/process.h"
 
-#include <pthread.h>
-
-#include "shim/clock.h"
 #include "shim/config.h"
-#include "shim/handle_table.h"
 #include "shim/log.h"
-#include "shim/report.h"
-#include "shim/stats.h"
-#include "shim/variant_packs.h"
 
 namespace cudnn_fastpath::shim {
 
 std::atomic<std::uint32_t> g_mode{0};
-std::atomic<std::uint32_t> g_feature_switches{0};
 
 namespace {
 
 // Written before the mode word is published (release) and read after it is seen (acquire).
 std::atomic<const DispatchV1*> g_leader{nullptr};
-std::atomic<std::uint64_t> g_clock_cost{0};
-std::atomic<std::uint64_t> g_tick_cost{0};
-std::atomic<std::uint64_t> g_ticks_at_start{0};  // with the clock's reading at the same moment
-std::atomic<std::uint64_t> g_ns_at_start{0};
-std::atomic<bool> g_fork_handler{false};  // relaxed: only makes the registration happen once
-std::atomic<bool> g_said_loaded{false};   // relaxed: only deduplicates a message
-
-constexpr std::uint32_t kFeatureBits = mode::kSkipping | mode::kCaching;
-
-// In a forked child only the forking thread exists, and nothing the parent cached may be trusted:
-// the parent's handles are unusable there, cuDNN's first answer must reach the program.
-void in_forked_child() {
-  handle_table().reset_in_child();
-  reset_counters_in_child();
-  forget_packs_in_child();
-  disarm_report_in_child();
-}
+std::atomic<bool> g_said_loaded{false};  // relaxed: only deduplicates a message
 
 // kPlainSkip follows from the other bits: skipping, and neither counting nor verifying.
 std::uint32_t with_plain_skip(std::uint32_t m) {
@@ -52,15 +28,6 @@ std::uint32_t allowed_features(const Config& cfg) {
 
 }  // namespace
 
-std::uint64_t clock_cost_ns() noexcept { return g_clock_cost.load(std::memory_order_relaxed); }
-std::uint64_t tick_cost() noexcept { return g_tick_cost.load(std::memory_order_relaxed); }
-
-double ticks_per_ns() noexcept {
-  const std::uint64_t ns = now_ns() - g_ns_at_start.load(std::memory_order_relaxed);
-  const std::uint64_t ticks_elapsed = ticks() - g_ticks_at_start.load(std::memory_order_relaxed);
-  return ns ? static_cast<double>(ticks_elapsed) / static_cast<double>(ns) : 1.0;
-}
-
 std::uint32_t initialise() noexcept {
   const Config& cfg = config();
   std::uint32_t m = mode::kReady;
@@ -75,18 +42,10 @@ std::uint32_t initialise() noexcept {
     m |= allowed_features(cfg);
   }
   m = with_plain_skip(m);
-  if (m & mode::kCounting) {
-    g_clock_cost.store(measure_clock_cost_ns(), std::memory_order_relaxed);
-    g_tick_cost.store(measure_tick_cost(), std::memory_order_relaxed);
-    g_ticks_at_start.store(ticks(), std::memory_order_relaxed);
-    g_ns_at_start.store(now_ns(), std::memory_order_relaxed);
-  }
-  if (!g_fork_handler.exchange(true, std::memory_order_relaxed))
-    pthread_atfork(nullptr, nullptr, in_forked_child);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))
     log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d%s%s)", cfg.disable, cfg.verify,
              cfg.stats, cfg.variant_packs, cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
-  // acq_rel: release publishes the leader and clock cost; on failure, acquire sees the winner's.
+  // acq_rel: release publishes the leader; on failure, acquire sees the winner's.
   std::uint32_t expected = 0;
   if (!g_mode.compare_exchange_strong(expected, m, std::memory_order_acq_rel, std::memory_order_acquire))
     return expected;
@@ -95,28 +54,14 @@ std::uint32_t initialise() noexcept {
 
 const DispatchV1& leader() noexcept { return *g_leader.load(std::memory_order_relaxed); }
 
-unsigned features() noexcept {
-  const std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().features();
-  return ((m & mode::kSkipping) ? kFeatureSetStream : 0u) | ((m & mode::kCaching) ? kFeatureVariantPacks : 0u);
-}
-
-unsigned set_features(unsigned wanted) noexcept {
+std::uint32_t switch_features(std::uint32_t features) noexcept {
   std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().set_features(wanted);
-  g_feature_switches.fetch_add(1, std::memory_order_relaxed);
-  const std::uint32_t requested = ((wanted & kFeatureSetStream) ? mode::kSkipping : 0u) |
-                                  ((wanted & kFeatureVariantPacks) ? mode::kCaching : 0u);
-  const std::uint32_t bits = requested & allowed_features(config());
-  std::uint32_t next;
-  do {
-    next = with_plain_skip((m & ~kFeatureBits) | bits);
-    // acq_rel, as in initialise(); relaxed readers on the fast path catch up on their next call.
-  } while (!g_mode.compare_exchange_weak(m, next, std::memory_order_acq_rel, std::memory_order_acquire));
-  // Whatever the table knew stops being trusted both ways: when skipping stops, so that nothing
-  // cached outlives it; when it starts, so that nothing learnt before counts.
-  if ((m ^ next) & mode::kSkipping) handle_table().forget_all();
-  return features();
+  const std::uint32_t bits = features & allowed_features(config());
+  // acq_rel, as in initialise(); relaxed readers on the fast path catch up on their next call.
+  while (!g_mode.compare_exchange_weak(m, with_plain_skip((m & ~mode::kFeatures) | bits), std::memory_order_acq_rel,
+                                       std::memory_order_acquire)) {
+  }
+  return m;
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -1,13 +1,12 @@
-// The shim's process-wide state: one word, set up once at the first call that needs it (without a
+// The shim's process-wide mode: one word, set up once at the first call that needs it (without a
 // lock: racing first calls compute the same word and one of them publishes it), then read by
-// every slow path; and the run-time switch of cudnn_fastpath_set_features.
+// every path. Which copy of the shim leads is part of it.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
 #include "shim/dispatch.h"
-#include "shim/report.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -20,11 +19,8 @@ inline constexpr std::uint32_t kVerify = 1u << 4;     // ask cudnnGetStream befo
 inline constexpr std::uint32_t kSkipping = 1u << 5;   // feature: skip redundant cudnnSetStream
 inline constexpr std::uint32_t kCaching = 1u << 6;    // feature: proxy and cache variant packs
 inline constexpr std::uint32_t kPlainSkip = 1u << 7;  // skipping, and a skip has nothing else to do
+inline constexpr std::uint32_t kFeatures = kSkipping | kCaching;  // what the run-time switch moves
 }  // namespace mode
-
-// The features of cudnn_fastpath_set_features (shim/include/cudnn_fastpath/shim_control.h).
-inline constexpr unsigned kFeatureSetStream = 1u;
-inline constexpr unsigned kFeatureVariantPacks = 2u;
 
 extern std::atomic<std::uint32_t> g_mode __attribute__((visibility("hidden")));
 
@@ -40,17 +36,8 @@ inline std::uint32_t current_mode() noexcept {
 // The leading copy's table; valid only when the mode says kFollower.
 const DispatchV1& leader() noexcept;
 
-// cudnn_fastpath_features / cudnn_fastpath_set_features, for this copy when it leads.
-unsigned features() noexcept;
-unsigned set_features(unsigned wanted) noexcept;
-
-// How many times set_features() has run: statistics drop an interval that spans a switch.
-// Relaxed: only compared for equality by the thread that reads it twice.
-extern std::atomic<std::uint32_t> g_feature_switches __attribute__((visibility("hidden")));
-inline std::uint32_t feature_switches() noexcept { return g_feature_switches.load(std::memory_order_relaxed); }
-
-// A cuDNN call was made by this process: its statistics are reported at exit (a forked child
-// reports only once it made calls of its own).
-inline void note_cudnn_call() noexcept { arm_report(); }
+// Replaces the feature bits with `features` (mode bits, within what the configuration allows) and
+// returns the mode before. Not for a follower.
+std::uint32_t switch_features(std::uint32_t features) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -3,65 +3,67 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdarg>
 #include <cstring>
 
-#include "shim/clock.h"
 #include "shim/config.h"
+#include "shim/counters.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
-#include "shim/pack_op_samples.h"
+#include "shim/process.h"
 #include "shim/real_symbols.h"
-#include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {
-
-std::atomic<bool> g_report_armed{false};
-
 namespace {
 
-pid_t g_load_pid = 0;              // the process that loaded the shim; a forked child differs
+pid_t g_load_pid = 0;  // the process that loaded the shim; a forked child differs
 
 __attribute__((constructor)) void remember_load_pid() { g_load_pid = getpid(); }
 
-struct Figures {
-  std::uint64_t counters[kCounters];
-  std::uint64_t calls;
-  std::uint64_t skipped;  // would-be skips less the ones forwarded as samples
-  std::uint64_t handles;
-  double forwarded_same_stream_ns;  // mean of the timed samples; 0 when none was taken
-  double saved_ns;
-  pack_op_samples::Summary pack_ops;  // ops with a real pack and with a proxy, timed in the program
-  double pack_proxy_ns;  // mean time of a proxy's own calls, create to destroy
-  double pack_saved_ns;
-
-  std::uint64_t operator[](Counter c) const { return counters[static_cast<int>(c)]; }
+// One entry per counter, in the list's order: its JSON key (the struct member's name), and the
+// group and label of its stderr line.
+struct CounterName {
+  const char* key;
+  const char* group;
+  const char* label;
 };
+constexpr CounterName kCounterNames[] = {
+#define CUDNN_FASTPATH_COUNTER_NAME(name, group, label, what) {#name, group, label},
+    CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_COUNTER_NAME)
+#undef CUDNN_FASTPATH_COUNTER_NAME
+};
+static_assert(sizeof kCounterNames / sizeof kCounterNames[0] == kCounters, "one name per counter");
 
-double mean(std::uint64_t total, std::uint64_t samples) {
-  return samples ? static_cast<double>(total) / static_cast<double>(samples) : 0.0;
+// The counts in the public struct's layout, which the JSON and stderr reports read too.
+cudnn_fastpath_stats_t gather() noexcept {
+  cudnn_fastpath_stats_t s{};
+  s.size = sizeof s;
+  s.counting = (current_mode() & mode::kCounting) ? 1 : 0;
+  s.handles = handle_table().claims();
+  s.live_handles = handle_table().live();
+  std::uint64_t totals[kCounters];
+  sum_counters(totals);
+  int i = 0;
+#define CUDNN_FASTPATH_COUNTER_COPY(name, group, label, what) s.name = totals[i++];
+  CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_COUNTER_COPY)
+#undef CUDNN_FASTPATH_COUNTER_COPY
+  return s;
 }
 
-Figures gather() {
-  Figures f{};
-  sum_counters(f.counters);
-  const std::uint64_t would_skip = f[Counter::kWouldSkip], sampled = f[Counter::kSampled];
-  f.skipped = would_skip > sampled ? would_skip - sampled : 0;
-  f.calls = f.skipped + f[Counter::kForwarded];
-  f.handles = handle_table().claims();
-  f.forwarded_same_stream_ns = mean(f[Counter::kSampleNanoseconds], f[Counter::kSamplesTimed]);
-  f.saved_ns = f.forwarded_same_stream_ns * static_cast<double>(f.skipped);
-  f.pack_ops = pack_op_samples::summarize();
-  f.pack_proxy_ns = mean(f[Counter::kPackProxyTicks], f[Counter::kPackProxySamples]) / ticks_per_ns();
-  // What a hit saves is what an op with a real pack costs more than its neighbour with a proxy
-  // (negative if the proxy cost more: said as it is).
-  f.pack_saved_ns = f.pack_ops.saved_per_hit_ns * static_cast<double>(f[Counter::kPackHits]);
-  return f;
+// The counters of `s` as an array, in the list's order.
+void counter_values(const cudnn_fastpath_stats_t& s, std::uint64_t (&values)[kCounters]) {
+  int i = 0;
+#define CUDNN_FASTPATH_COUNTER_READ(name, group, label, what) values[i++] = s.name;
+  CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_COUNTER_READ)
+#undef CUDNN_FASTPATH_COUNTER_READ
 }
 
 // "%p" becomes the pid, "%%" a percent sign. False if the result does not fit.
@@ -102,6 +104,13 @@ void json_escape(const char* in, char* out, std::size_t size) {
   out[used] = '\0';
 }
 
+// Only makes a temporary file's name unlikely to be taken.
+std::uint64_t nanoseconds() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::uint64_t>(t.tv_nsec);
+}
+
 bool write_all(int fd, const char* data, std::size_t length) {
   for (std::size_t done = 0; done < length;) {
     const ssize_t n = write(fd, data + done, length - done);
@@ -136,7 +145,7 @@ void replace_file(const char* path, const char* data, std::size_t length) {
   int fd = -1;
   for (int attempt = 0; fd < 0 && attempt < 8; ++attempt) {
     const int n = std::snprintf(temporary, sizeof temporary, "%s.%ld.%llx.tmp", path, static_cast<long>(getpid()),
-                                static_cast<unsigned long long>(now_ns() & 0xffffffffu));
+                                static_cast<unsigned long long>(nanoseconds() & 0xffffffffu));
     if (n <= 0 || static_cast<std::size_t>(n) >= sizeof temporary) break;
     fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0 && errno != EEXIST) break;
@@ -154,7 +163,22 @@ void replace_file(const char* path, const char* data, std::size_t length) {
   }
 }
 
-void write_json(const Figures& f, const char* pattern) {
+// Appends printf-formatted text to `out` (a buffer of `size` bytes holding `used`); false once it
+// no longer fits.
+bool append(char* out, std::size_t size, std::size_t& used, const char* format, ...)
+    __attribute__((format(printf, 4, 5)));
+bool append(char* out, std::size_t size, std::size_t& used, const char* format, ...) {
+  if (used >= size) return false;
+  va_list args;
+  va_start(args, format);
+  const int n = std::vsnprintf(out + used, size - used, format, args);
+  va_end(args);
+  if (n < 0 || used + static_cast<std::size_t>(n) >= size) return false;
+  used += static_cast<std::size_t>(n);
+  return true;
+}
+
+void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   // A setuid or otherwise secure-execution process writes no file: secure_getenv already hid the
   // variable there, and this is the second lock on that door.
   if (getauxval(AT_SECURE) != 0) return;
@@ -174,109 +198,86 @@ void write_json(const Figures& f, const char* pattern) {
   const Config& cfg = config();
   char library[1024];
   json_escape(cudnn ? cudnn->object : "", library, sizeof library);
-  char json[8192];
+  std::uint64_t values[kCounters];
+  counter_values(s, values);
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-  const int length = std::snprintf(
-      json, sizeof json,
-      "{\n"
-      "  \"pid\": %ld,\n"
-      "  \"set_stream_calls\": %llu,\n"
-      "  \"skipped\": %llu,\n"
-      "  \"forwarded\": %llu,\n"
-      "  \"sampled\": %llu,\n"
-      "  \"samples_timed\": %llu,\n"
-      "  \"verify_mismatches\": %llu,\n"
-      "  \"handles\": %llu,\n"
-      "  \"live_handles\": %llu,\n"
-      "  \"table_full\": %llu,\n"
-      "  \"streams_forgotten\": %llu,\n"
-      "  \"resolved_by\": \"%s\",\n"
-      "  \"cudnn_library\": \"%s\",\n"
-      "  \"cudnn_libraries\": %d,\n"
-      "  \"cudart_resolved_by\": \"%s\",\n"
-      "  \"forwarded_same_stream_ns\": %.1f,\n"
-      "  \"saved_ns_estimate\": %.0f,\n"
-      "  \"packs_proxied\": %llu,\n"
-      "  \"pack_hits\": %llu,\n"
-      "  \"pack_misses\": %llu,\n"
-      "  \"pack_evictions\": %llu,\n"
-      "  \"packs_materialized\": %llu,\n"
-      "  \"pack_samples\": %llu,\n"
-      "  \"pack_op_pairs\": %llu,\n"
-      "  \"pack_op_differences\": %llu,\n"
-      "  \"pack_saved_per_hit_ns\": %.1f,\n"
-      "  \"pack_saved_per_hit_interquartile_ns\": %.1f,\n"
-      "  \"pack_saved_per_hit_mean_ns\": %.1f,\n"
-      "  \"pack_op_real_ns\": %.1f,\n"
-      "  \"pack_op_proxy_ns\": %.1f,\n"
-      "  \"pack_saved_in_window_ns\": %.1f,\n"
-      "  \"pack_gap_real_ns\": %.1f,\n"
-      "  \"pack_gap_proxy_ns\": %.1f,\n"
-      "  \"pack_proxy_ns\": %.1f,\n"
-      "  \"pack_saved_ns_estimate\": %.0f,\n"
-      "  \"total_saved_ns_estimate\": %.0f,\n"
-      "  \"verify\": %s,\n"
-      "  \"variant_packs\": %s,\n"
-      "  \"disabled\": %s\n"
-      "}\n",
-      static_cast<long>(getpid()), u(f.calls), u(f.skipped), u(f[Counter::kForwarded]),
-      u(f[Counter::kSampled]), u(f[Counter::kSamplesTimed]), u(f[Counter::kVerifyMismatches]), u(f.handles),
-      u(handle_table().live()), u(f[Counter::kTableFull]), u(f[Counter::kStreamsForgotten]),
-      how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn), how_found(Library::kCudart),
-      f.forwarded_same_stream_ns, f.saved_ns,
-      u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(f[Counter::kPackMisses]),
-      u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), u(f[Counter::kPackSamples]),
-      u(f.pack_ops.pairs), u(f.pack_ops.differences), f.pack_ops.saved_per_hit_ns,
-      f.pack_ops.saved_per_hit_interquartile_ns, f.pack_ops.saved_per_hit_mean_ns, f.pack_ops.real_op_ns,
-      f.pack_ops.proxy_op_ns, f.pack_ops.saved_in_window_ns, f.pack_ops.real_gap_ns, f.pack_ops.proxy_gap_ns,
-      f.pack_proxy_ns, f.pack_saved_ns,
-      f.saved_ns + f.pack_saved_ns, cfg.verify ? "true" : "false", cfg.variant_packs ? "true" : "false",
-      cfg.disable ? "true" : "false");
-  if (length <= 0 || static_cast<std::size_t>(length) >= sizeof json) return;
-  replace_file(path, json, static_cast<std::size_t>(length));
+  char json[8192];
+  std::size_t used = 0;
+  bool fits = append(json, sizeof json, used,
+                     "{\n  \"pid\": %ld,\n  \"set_stream_calls\": %llu,\n  \"handles\": %llu,\n"
+                     "  \"live_handles\": %llu,\n",
+                     static_cast<long>(getpid()), u(s.skipped + s.forwarded), u(s.handles), u(s.live_handles));
+  for (int i = 0; i < kCounters; ++i)
+    fits = fits && append(json, sizeof json, used, "  \"%s\": %llu,\n", kCounterNames[i].key, u(values[i]));
+  fits = fits && append(json, sizeof json, used,
+                        "  \"resolved_by\": \"%s\",\n  \"cudnn_library\": \"%s\",\n  \"cudnn_libraries\": %d,\n"
+                        "  \"cudart_resolved_by\": \"%s\",\n  \"verify\": %s,\n  \"variant_packs\": %s,\n"
+                        "  \"disabled\": %s\n}\n",
+                        how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn),
+                        how_found(Library::kCudart), cfg.verify ? "true" : "false",
+                        cfg.variant_packs ? "true" : "false", cfg.disable ? "true" : "false");
+  if (fits) replace_file(path, json, used);
 }
 
-void write_stderr(const Figures& f) {
-  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-  log_line("%llu cudnnSetStream calls: %llu skipped, %llu forwarded (%llu sampled), "
-           "%llu verify mismatches, %llu handles, %llu table-full",
-           u(f.calls), u(f.skipped), u(f[Counter::kForwarded]), u(f[Counter::kSampled]),
-           u(f[Counter::kVerifyMismatches]), u(f.handles), u(f[Counter::kTableFull]));
+// One line per group of counters ("cudnnSetStream: 999 skipped, 1 forwarded, ..."); a group whose
+// counts are all zero is left out but for the first, then the handles and where cuDNN was found.
+void write_stderr(const cudnn_fastpath_stats_t& s) {
+  std::uint64_t values[kCounters];
+  counter_values(s, values);
+  for (int first = 0; first < kCounters;) {
+    int end = first;
+    bool any = false;
+    for (; end < kCounters && std::strcmp(kCounterNames[end].group, kCounterNames[first].group) == 0; ++end)
+      any = any || values[end] != 0;
+    if (any || first == 0) {
+      char line[512];
+      std::size_t used = 0;
+      bool fits = append(line, sizeof line, used, "%s:", kCounterNames[first].group);
+      for (int i = first; i < end; ++i)
+        fits = fits && append(line, sizeof line, used, "%s %llu %s", i == first ? "" : ",",
+                              static_cast<unsigned long long>(values[i]), kCounterNames[i].label);
+      log_line("%s", line);
+    }
+    first = end;
+  }
   const Binding* cudnn = first_binding(Library::kCudnn);
-  const char* found_by = how_found(Library::kCudnn);
-  const char* object = cudnn ? cudnn->object : "";
-  if (f[Counter::kSamplesTimed] != 0)
-    log_line("saved about %.3f ms (%.0f ns per forwarded same-stream call, %llu timed); cuDNN found by %s in %s",
-             f.saved_ns / 1e6, f.forwarded_same_stream_ns, u(f[Counter::kSamplesTimed]), found_by, object);
-  else
-    log_line("saved: not measured (too few skips to sample); cuDNN found by %s in %s", found_by, object);
-  if (f[Counter::kPacksProxied] == 0 && f[Counter::kPacksMaterialized] == 0) return;
-  const std::uint64_t finalized = f[Counter::kPackHits] + f[Counter::kPackMisses];
-  if (f.pack_ops.differences != 0)
-    log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
-             "%llu materialized; saved about %.3f ms (%.0f ns a hit: the median of %llu ops' differences "
-             "with a real pack and with a proxy; the proxy's own calls %.0f ns)",
-             u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
-             u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]), f.pack_saved_ns / 1e6,
-             f.pack_ops.saved_per_hit_ns, u(f.pack_ops.differences), f.pack_proxy_ns);
-  else
-    log_line("%llu variant packs: %llu of %llu finalizes from the cache, %llu built, %llu evicted, "
-             "%llu materialized; saved: not measured (too few hits to sample)",
-             u(f[Counter::kPacksProxied]), u(f[Counter::kPackHits]), u(finalized), u(f[Counter::kPackMisses]),
-             u(f[Counter::kPackEvictions]), u(f[Counter::kPacksMaterialized]));
+  log_line("%llu handles; cuDNN found by %s in %s", static_cast<unsigned long long>(s.handles),
+           how_found(Library::kCudnn), cudnn ? cudnn->object : "");
 }
 
 __attribute__((destructor)) void report_at_exit() {
-  if (!g_report_armed.load(std::memory_order_relaxed)) return;
+  if (!cudnn_calls_seen()) return;
   const Config& cfg = config();
   if (!cfg.wants_report()) return;
-  const Figures figures = gather();
-  if (cfg.stats) write_stderr(figures);
-  if (cfg.stats_file[0] != '\0') write_json(figures, cfg.stats_file);
+  const cudnn_fastpath_stats_t s = gather();
+  if (cfg.stats) write_stderr(s);
+  if (cfg.stats_file[0] != '\0') write_json(s, cfg.stats_file);
 }
+
+// "handles live_handles skipped forwarded ...": the struct's uint64_t members, in order.
+constexpr char kFields[] = "handles live_handles"
+#define CUDNN_FASTPATH_COUNTER_FIELD(name, group, label, what) " " #name
+    CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_COUNTER_FIELD)
+#undef CUDNN_FASTPATH_COUNTER_FIELD
+    ;
 
 }  // namespace
 
-void disarm_report_in_child() noexcept { g_report_armed.store(false, std::memory_order_relaxed); }
+int fill_stats(cudnn_fastpath_stats_t* out, std::size_t size) noexcept {
+  if (out == nullptr || size < 2 * sizeof(std::uint32_t)) return -1;
+  if (current_mode() & mode::kFollower) {
+    // A leader built before this member existed has no counts to give.
+    const DispatchV1& lead = leader();
+    if (lead.size <= offsetof(DispatchV1, stats)) return -1;
+    return lead.stats(out, size);
+  }
+  const cudnn_fastpath_stats_t s = gather();
+  const std::size_t filled = size < sizeof s ? size : sizeof s;
+  std::memcpy(out, &s, filled);
+  out->size = static_cast<std::uint32_t>(filled);
+  return 0;
+}
+
+const char* stats_fields() noexcept { return kFields; }
 
 }  // namespace cudnn_fastpath::shim

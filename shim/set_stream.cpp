@@ -7,13 +7,13 @@
 #include <atomic>
 #include <cstdint>
 
-#include "shim/clock.h"
-#include "shim/config.h"
+#include <pthread.h>
+
+#include "shim/callers.h"
+#include "shim/counters.h"
 #include "shim/handle_table.h"
 #include "shim/log.h"
 #include "shim/process.h"
-#include "shim/callers.h"
-#include "shim/stats.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -25,18 +25,13 @@ namespace {
 
 std::atomic<bool> g_warned_table_full{false};  // relaxed: only deduplicates a message
 std::atomic<bool> g_warned_mismatch{false};
+std::atomic<bool> g_fork_handler{false};     // relaxed: only makes the registration happen once
+
+// In a forked child nothing the parent learnt may be trusted: the parent's handles are unusable
+// there, and cuDNN's first answer must reach the program.
+void forget_in_child() { g_table.reset_in_child(); }
 
 std::uintptr_t key_of(cudaStream_t stream) noexcept { return reinterpret_cast<std::uintptr_t>(stream); }
-
-// In statistics mode two consecutive would-be skips in every kSamplePeriod per thread are forwarded
-// on purpose, and the second one is timed. The first brings cuDNN's code and data back into the
-// caches, so the second costs what a same-stream call costs in a program without the shim, where
-// each op's call follows the previous op's: that is what a skip saves. (A call timed right after
-// a thousand skips measured a cold cuDNN instead: about 12x the warm cost on an H200.) Off by
-// default, so that without statistics the counts of real calls are exact.
-constexpr std::uint64_t kSamplePeriod = 1024;
-constexpr std::uint64_t kSampleWarmUp = 16;  // forwarded, not timed
-constexpr std::uint64_t kSampleTimed = 17;   // forwarded and timed
 
 const RealSymbols& cudnn_for(const void* caller) noexcept {
   return binding_for(Library::kCudnn, caller).real;
@@ -45,13 +40,16 @@ const RealSymbols& cudnn_for(const void* caller) noexcept {
 // The slot of `handle`, claimed if it has none; nullptr (and one warning) when every slot holds a
 // live handle.
 HandleTable::Slot* claim(cudnnHandle_t handle, std::uint32_t m) noexcept {
+  // The table learns nothing before its first claim: the fork handler is registered then.
+  if (!g_fork_handler.load(std::memory_order_relaxed) && !g_fork_handler.exchange(true, std::memory_order_relaxed))
+    pthread_atfork(nullptr, nullptr, forget_in_child);
   HandleTable::Slot* slot = g_table.find_or_claim(handle);
   if (slot == nullptr && handle != nullptr) {
     if (!g_warned_table_full.exchange(true, std::memory_order_relaxed))
       log_line("all %zu slots of the handle table hold live cuDNN handles (%zu now): calls on the "
                "handles without a slot are forwarded",
                HandleTable::kCapacity, g_table.live());
-    if (m & mode::kCounting) count(Counter::kTableFull);
+    if (m & mode::kCounting) count(Counter::table_full);
   }
   return slot;
 }
@@ -63,7 +61,7 @@ __attribute__((noinline)) cudnnStatus_t forward(const void* caller, cudnnHandle_
   const RealSymbols& real = cudnn_for(caller);
   if (real.cudnnSetStream == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   if (slot == nullptr) slot = claim(handle, m);
-  if (m & mode::kCounting) count(Counter::kForwarded);
+  if (m & mode::kCounting) count(Counter::forwarded);
   if (slot == nullptr) return real.cudnnSetStream(handle, stream);
   const HandleTable::Visit visit = g_table.enter(*slot, handle);
   const cudnnStatus_t status = real.cudnnSetStream(handle, stream);
@@ -84,56 +82,25 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
         log_line("verify: handle %p holds stream %p, not %p: something set it around the shim; "
                  "forwarding (further mismatches are only counted)",
                  static_cast<void*>(handle), static_cast<void*>(held), static_cast<void*>(stream));
-      if (m & mode::kCounting) count(Counter::kVerifyMismatches);
+      if (m & mode::kCounting) count(Counter::verify_mismatches);
       return forward(caller, handle, stream, &slot, m);
     }
   }
-  if (m & mode::kCounting) {
-    // The phase counts this thread's would-be skips; the report takes the samples off them.
-    std::uint64_t phase = 0;
-    if (ThreadBlock* block = own_block()) {
-      std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
-      const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
-      would_skip.store(n, std::memory_order_relaxed);
-      phase = n % kSamplePeriod;
-    } else {
-      count(Counter::kWouldSkip);
-    }
-    if (phase == kSampleWarmUp || phase == kSampleTimed) {
-      const std::uint64_t start = now_ns();
-      const cudnnStatus_t status = forward(caller, handle, stream, &slot, m);
-      const std::uint64_t elapsed = now_ns() - start;
-      count(Counter::kSampled);
-      if (phase == kSampleTimed && status == CUDNN_STATUS_SUCCESS) {
-        count(Counter::kSampleNanoseconds, net_ns(elapsed));
-        count(Counter::kSamplesTimed);
-      }
-      return status;
-    }
-  }
+  if (m & mode::kCounting) count(Counter::skipped);
   return CUDNN_STATUS_SUCCESS;
 }
 
 }  // namespace
 
-// With statistics on, a skip counts itself in the thread's block and, twice in every period,
-// becomes a timed forward. The common case (no sample due) is a few instructions here; the rest is
-// skip_with_checks().
+// With statistics on, a skip counts itself in the thread's block: a few instructions here; verify
+// mode and the rest are skip_with_checks().
 cudnnStatus_t set_stream_checked_skip(cudnnHandle_t handle, cudaStream_t stream, const void* caller,
                                       HandleTable::Slot& slot, std::uint32_t m) noexcept {
   constexpr std::uint32_t kCountingOnly = mode::kReady | mode::kCounting | mode::kSkipping;
   constexpr std::uint32_t kRelevant = kCountingOnly | mode::kVerify | mode::kFollower | mode::kDisabled;
   if ((m & kRelevant) == kCountingOnly) {
-    if (ThreadBlock* block = t_block) {
-      std::atomic<std::uint64_t>& would_skip = block->values[static_cast<int>(Counter::kWouldSkip)];
-      const std::uint64_t n = would_skip.load(std::memory_order_relaxed) + 1;
-      const std::uint64_t phase = n % kSamplePeriod;
-      if (phase != kSampleWarmUp && phase != kSampleTimed) {
-        would_skip.store(n, std::memory_order_relaxed);
-        return CUDNN_STATUS_SUCCESS;
-      }
-      // A sample is due: skip_with_checks() counts this call and forwards it.
-    }
+    count(Counter::skipped);
+    return CUDNN_STATUS_SUCCESS;
   }
   if (!(m & mode::kReady)) return set_stream_slow(handle, stream, caller);
   return skip_with_checks(caller, handle, stream, slot, m);

@@ -5,7 +5,7 @@
 #include "shim/callers.h"
 #include "shim/handle_table.h"
 #include "shim/process.h"
-#include "shim/stats.h"
+#include "shim/counters.h"
 
 namespace cudnn_fastpath::shim {
 namespace {
@@ -21,7 +21,7 @@ Result forget_around(std::uint32_t m, cudaStream_t stream, RealDestroy&& destroy
   std::size_t forgotten = table.forget_stream(key);
   const Result status = destroy();
   forgotten += table.forget_stream(key);
-  if ((m & mode::kCounting) && forgotten) count(Counter::kStreamsForgotten, forgotten);
+  if ((m & mode::kCounting) && forgotten) count(Counter::streams_forgotten, forgotten);
   return status;
 }
 

@@ -27,7 +27,4 @@ cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t handle
                                         cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
                                         cudaGraph_t graph) noexcept;
 
-// In a forked child: the cached packs belong to the parent's cuDNN state, and so do its samples.
-void forget_packs_in_child() noexcept;
-
 }  // namespace cudnn_fastpath::shim

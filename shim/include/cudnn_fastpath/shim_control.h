@@ -1,6 +1,6 @@
 /* Run-time control of a loaded libcudnn_fastpath.so (the LD_PRELOAD shim).
  *
- * The shim exports these two functions. A program that may or may not run under the shim looks
+ * The shim exports these functions. A program that may or may not run under the shim looks
  * them up instead of linking them: cudnn_fastpath_find_set_features() below returns NULL when no
  * shim is loaded in the global scope. Python: ctypes.CDLL(None).cudnn_fastpath_set_features.
  *
@@ -16,6 +16,8 @@
 #define CUDNN_FASTPATH_SHIM_CONTROL_H_
 
 #include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +33,42 @@ unsigned cudnn_fastpath_features(void);
 /* Asks for `features` (a mask of the flags above); returns the features in effect afterwards:
  * those asked for that the configuration allows. */
 unsigned cudnn_fastpath_set_features(unsigned features);
+
+/* The shim's counters: the one list from which the struct below, the JSON report's keys, the lines
+ * on stderr and the sum over threads are all made. X(name, group, label, what): `name` is the
+ * struct member and the JSON key, `group` and `label` make the stderr line. New counters are only
+ * ever appended. Every count is exact; the shim measures no time (docs/statistics.md). */
+#define CUDNN_FASTPATH_COUNTERS(X)                                                                    \
+  X(skipped, "cudnnSetStream", "skipped", "calls answered from the handle table")                    \
+  X(forwarded, "cudnnSetStream", "forwarded", "calls that reached cuDNN")                            \
+  X(verify_mismatches, "cudnnSetStream", "verify mismatches", "verify mode: cuDNN held another stream") \
+  X(table_full, "cudnnSetStream", "table full", "calls forwarded because the table had no free slot") \
+  X(streams_forgotten, "cudnnSetStream", "streams forgotten", "slots forgotten as their stream died") \
+  X(packs_proxied, "variant packs", "proxied", "variant packs created as proxies")                   \
+  X(pack_hits, "variant packs", "cache hits", "proxies finalized from the cache")                    \
+  X(pack_misses, "variant packs", "built", "proxies finalized by building a real pack")              \
+  X(pack_evictions, "variant packs", "evicted", "cached packs destroyed to make room")               \
+  X(packs_materialized, "variant packs", "materialized", "proxies turned into real packs")
+
+typedef struct cudnn_fastpath_stats {
+  uint32_t size;         /* bytes the shim filled: the caller's size or its own, the smaller */
+  uint32_t counting;     /* 1 when statistics are on (CUDNN_FASTPATH_STATS or _STATS_FILE); when 0,
+                            every counter below reads 0 */
+  uint64_t handles;      /* cuDNN handles the table has seen, counted whether or not counting */
+  uint64_t live_handles; /* of those, alive now */
+#define CUDNN_FASTPATH_STATS_MEMBER(name, group, label, what) uint64_t name;
+  CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_STATS_MEMBER)
+#undef CUDNN_FASTPATH_STATS_MEMBER
+} cudnn_fastpath_stats_t;
+
+/* Fills `*out` (`size` bytes of it at most) with the counts so far, summed over every thread; safe
+ * while other threads count (a thread's calls still in progress may or may not be in). Returns 0,
+ * or -1 when `out` is NULL or `size` is smaller than the first two members. */
+int cudnn_fastpath_stats(cudnn_fastpath_stats_t* out, size_t size);
+
+/* The names of the struct's uint64_t members in order, separated by single spaces ("handles
+ * live_handles skipped ..."): enough for a reader such as Python's ctypes to build the struct. */
+const char* cudnn_fastpath_stats_fields(void);
 
 typedef unsigned (*cudnn_fastpath_set_features_fn)(unsigned);
 

@@ -1,40 +1,57 @@
-#include "shim/stats.h"
+#include "shim/counters.h"
 
 #include <pthread.h>
 
 namespace cudnn_fastpath::shim {
 
-__thread ThreadBlock* t_block __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread CounterBlock* t_counters __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<bool> g_cudnn_calls_seen{false};
 
 namespace {
 
-// 1024 blocks of 192 bytes: zero pages until threads use them. A process with more counting threads
+// 1024 blocks of 128 bytes: zero pages until threads use them. A process with more counting threads
 // alive at once counts the others in the shared totals (correct, only slower).
 constexpr int kBlocks = 1024;
-ThreadBlock g_blocks[kBlocks];
+CounterBlock g_blocks[kBlocks];
 std::atomic<std::uint64_t> g_shared[kCounters];  // fetch_add, relaxed: totals order nothing
 
 thread_local bool t_exited = false;
 
 pthread_key_t g_exit_key;
-std::atomic<int> g_key_state{0};  // 0 none, 1 being created, 2 ready
+std::atomic<int> g_key_state{0};  // 0 none, 1 being created, 2 ready, 3 failed
 
 // Runs at thread exit (the shim is never unmapped: -z nodelete). The block keeps its counts and
 // becomes free; release pairs with the acquire of the next owner's claim, which therefore adds to
 // the final values. Anything this thread counts afterwards goes to the shared totals.
 void give_back(void* block_pointer) {
-  auto* block = static_cast<ThreadBlock*>(block_pointer);
-  t_block = nullptr;
+  auto* block = static_cast<CounterBlock*>(block_pointer);
+  t_counters = nullptr;
   t_exited = true;
   block->owned.store(false, std::memory_order_release);
 }
 
+// In a forked child only the forking thread exists: it keeps its block (zeroed); the others lose
+// their owners. Blocks never used are left alone: writing zeros would fault in untouched pages.
+void forget_in_child() {
+  for (CounterBlock& block : g_blocks) {
+    bool used = block.owned.load(std::memory_order_relaxed);
+    for (const auto& value : block.values) used = used || value.load(std::memory_order_relaxed) != 0;
+    if (!used) continue;
+    for (auto& value : block.values) value.store(0, std::memory_order_relaxed);
+    if (&block != t_counters) block.owned.store(false, std::memory_order_relaxed);
+  }
+  for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);
+  g_cudnn_calls_seen.store(false, std::memory_order_relaxed);
+}
+
 // pthread_key_create runs no loader code; the spin only waits for another thread's call to it.
+// The fork handler is registered with it: nothing is counted before.
 bool exit_key_ready() {
   int state = g_key_state.load(std::memory_order_acquire);
   if (state == 2) return true;
   if (state == 0 && g_key_state.compare_exchange_strong(state, 1, std::memory_order_acq_rel)) {
     const bool made = pthread_key_create(&g_exit_key, give_back) == 0;
+    pthread_atfork(nullptr, nullptr, forget_in_child);
     // Release: the key's value is visible to whoever sees state 2.
     g_key_state.store(made ? 2 : 3, std::memory_order_release);
     return made;
@@ -44,12 +61,9 @@ bool exit_key_ready() {
   return state == 2;
 }
 
-}  // namespace
-
-ThreadBlock* claim_block() noexcept {
-  if (t_block != nullptr) return t_block;
+CounterBlock* claim_block() noexcept {
   if (t_exited || !exit_key_ready()) return nullptr;
-  for (ThreadBlock& block : g_blocks) {
+  for (CounterBlock& block : g_blocks) {
     bool expected = false;
     if (block.owned.load(std::memory_order_relaxed) ||
         !block.owned.compare_exchange_strong(expected, true, std::memory_order_acquire,
@@ -59,18 +73,16 @@ ThreadBlock* claim_block() noexcept {
       block.owned.store(false, std::memory_order_release);
       return nullptr;
     }
-    // The sampling phase and a sampled block in progress are the thread's own, not the previous
-    // owner's: a new thread starts them again (its counts add to the block's, as said above).
-    block.proxies = 0;
-    block.forget_sampled_block();
-    t_block = &block;
+    t_counters = &block;
     return &block;
   }
   return nullptr;
 }
 
+}  // namespace
+
 void count_slow(Counter counter, std::uint64_t amount) noexcept {
-  if (ThreadBlock* block = own_block()) {
+  if (CounterBlock* block = claim_block()) {
     std::atomic<std::uint64_t>& value = block->values[static_cast<int>(counter)];
     value.store(value.load(std::memory_order_relaxed) + amount, std::memory_order_relaxed);
     return;
@@ -80,25 +92,14 @@ void count_slow(Counter counter, std::uint64_t amount) noexcept {
 
 void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept {
   for (int i = 0; i < kCounters; ++i) totals[i] = g_shared[i].load(std::memory_order_relaxed);
-  for (const ThreadBlock& block : g_blocks)
+  for (const CounterBlock& block : g_blocks)
     for (int i = 0; i < kCounters; ++i) totals[i] += block.values[i].load(std::memory_order_relaxed);
 }
 
-void reset_counters_in_child() noexcept {
-  // Only the forking thread exists: it keeps its block (zeroed); the others lose their owners.
-  // Blocks never used are left alone: writing zeros would fault in pages that were never touched.
-  for (ThreadBlock& block : g_blocks) {
-    if (!block.owned.load(std::memory_order_relaxed) && block.proxies == 0) {
-      bool used = false;
-      for (const auto& value : block.values) used = used || value.load(std::memory_order_relaxed) != 0;
-      if (!used) continue;
-    }
-    for (auto& value : block.values) value.store(0, std::memory_order_relaxed);
-    block.proxies = 0;
-    block.forget_sampled_block();
-    if (&block != t_block) block.owned.store(false, std::memory_order_relaxed);
-  }
-  for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);
+void first_cudnn_call() noexcept {
+  // The child handler forgets the flag with the counts; registered here, before anything counts.
+  exit_key_ready();
+  g_cudnn_calls_seen.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace cudnn_fastpath::shim
