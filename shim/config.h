@@ -3,19 +3,11 @@
 
 namespace cudnn_fastpath::shim {
 
-// One row per variable of the options table in config.cpp.
-enum class Option : int {
-  kDisable,    // CUDNN_FASTPATH_DISABLE: pure pass-through
-  kVerify,     // CUDNN_FASTPATH_VERIFY: ask cudnnGetStream before each skip
-  kVerbose,    // CUDNN_FASTPATH_VERBOSE: say how the real symbols were found
-  kStats,      // CUDNN_FASTPATH_STATS: report on stderr at exit
-  kStatsFile,  // CUDNN_FASTPATH_STATS_FILE: JSON report at exit, %p expands to the pid
-  kVariantPacks,  // CUDNN_FASTPATH_VARIANT_PACKS: cache variant packs (default on)
-  kCudnn,      // CUDNN_FASTPATH_CUDNN: the real libcudnn, when no loaded one can be found
-  kCudart,     // CUDNN_FASTPATH_CUDART: the real libcudart, likewise
-  kCount
-};
-
+// Each field is read from one variable (the table in config.cpp): CUDNN_FASTPATH_DISABLE (pure
+// pass-through), _VERIFY (ask cudnnGetStream before each skip), _VERBOSE (say how the real symbols
+// were found), _STATS (report on stderr at exit), _STATS_FILE (JSON report at exit, %p the pid),
+// _VARIANT_PACKS (cache variant packs, default on), _CUDNN and _CUDART (the real libraries, when
+// no loaded one can be found).
 struct Config {
   bool disable = false;
   bool verify = false;

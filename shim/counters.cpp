@@ -1,6 +1,6 @@
 #include "shim/counters.h"
 
-#include <pthread.h>
+#include "shim/lifecycle.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -16,9 +16,6 @@ CounterBlock g_blocks[kBlocks];
 std::atomic<std::uint64_t> g_shared[kCounters];  // fetch_add, relaxed: totals order nothing
 
 thread_local bool t_exited = false;
-
-pthread_key_t g_exit_key;
-std::atomic<int> g_key_state{0};  // 0 none, 1 being created, 2 ready, 3 failed
 
 // Runs at thread exit (the shim is never unmapped: -z nodelete). The block keeps its counts and
 // becomes free; release pairs with the acquire of the next owner's claim, which therefore adds to
@@ -44,32 +41,19 @@ void forget_in_child() {
   g_cudnn_calls_seen.store(false, std::memory_order_relaxed);
 }
 
-// pthread_key_create runs no loader code; the spin only waits for another thread's call to it.
-// The fork handler is registered with it: nothing is counted before.
-bool exit_key_ready() {
-  int state = g_key_state.load(std::memory_order_acquire);
-  if (state == 2) return true;
-  if (state == 0 && g_key_state.compare_exchange_strong(state, 1, std::memory_order_acq_rel)) {
-    const bool made = pthread_key_create(&g_exit_key, give_back) == 0;
-    pthread_atfork(nullptr, nullptr, forget_in_child);
-    // Release: the key's value is visible to whoever sees state 2.
-    g_key_state.store(made ? 2 : 3, std::memory_order_release);
-    return made;
-  }
-  while ((state = g_key_state.load(std::memory_order_acquire)) == 1) {
-  }
-  return state == 2;
-}
+ThreadExitHook g_exit_hook{give_back};
+ForkChildReset g_fork_reset{forget_in_child};  // registered before anything is counted
 
 CounterBlock* claim_block() noexcept {
-  if (t_exited || !exit_key_ready()) return nullptr;
+  if (t_exited) return nullptr;
+  g_fork_reset.register_once();
   for (CounterBlock& block : g_blocks) {
     bool expected = false;
     if (block.owned.load(std::memory_order_relaxed) ||
         !block.owned.compare_exchange_strong(expected, true, std::memory_order_acquire,
                                              std::memory_order_relaxed))
       continue;
-    if (pthread_setspecific(g_exit_key, &block) != 0) {
+    if (!g_exit_hook.arm(&block)) {
       block.owned.store(false, std::memory_order_release);
       return nullptr;
     }
@@ -97,8 +81,7 @@ void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept {
 }
 
 void first_cudnn_call() noexcept {
-  // The child handler forgets the flag with the counts; registered here, before anything counts.
-  exit_key_ready();
+  g_fork_reset.register_once();  // the child forgets the flag with the counts
   g_cudnn_calls_seen.store(true, std::memory_order_relaxed);
 }
 

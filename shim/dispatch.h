@@ -19,35 +19,54 @@
 
 namespace cudnn_fastpath::shim {
 
+// The interposed functions but cudnnSetStream (whose fast path exports.cpp writes out): return
+// type, exported name, the shim's function (which takes the caller first), parameters, arguments.
+// Their order is that of DispatchV1's members below.
+#define CUDNN_FASTPATH_ENTRY_POINTS(X)                                                                  \
+  X(cudnnStatus_t, cudnnCreate, create, (cudnnHandle_t * handle), (handle))                             \
+  X(cudnnStatus_t, cudnnDestroy, destroy, (cudnnHandle_t handle), (handle))                             \
+  X(cudaError_t, cudaStreamDestroy, cuda_stream_destroy, (cudaStream_t stream), (stream))               \
+  X(CUresult, cuStreamDestroy_v2, cu_stream_destroy_v2, (CUstream stream), (stream))                    \
+  X(CUresult, cuStreamDestroy, cu_stream_destroy, (CUstream stream), (stream))                          \
+  X(cudnnStatus_t, cudnnBackendCreateDescriptor, backend_create_descriptor,                             \
+    (cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t * descriptor), (type, descriptor))     \
+  X(cudnnStatus_t, cudnnBackendDestroyDescriptor, backend_destroy_descriptor,                           \
+    (cudnnBackendDescriptor_t descriptor), (descriptor))                                                \
+  X(cudnnStatus_t, cudnnBackendInitialize, backend_initialize, (cudnnBackendDescriptor_t descriptor),   \
+    (descriptor))                                                                                       \
+  X(cudnnStatus_t, cudnnBackendFinalize, backend_finalize, (cudnnBackendDescriptor_t descriptor),       \
+    (descriptor))                                                                                       \
+  X(cudnnStatus_t, cudnnBackendSetAttribute, backend_set_attribute,                                     \
+    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
+     cudnnBackendAttributeType_t type, int64_t count, const void* elements),                            \
+    (descriptor, name, type, count, elements))                                                          \
+  X(cudnnStatus_t, cudnnBackendGetAttribute, backend_get_attribute,                                     \
+    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
+     cudnnBackendAttributeType_t type, int64_t requested, int64_t * count, void* elements),             \
+    (descriptor, name, type, requested, count, elements))                                               \
+  X(cudnnStatus_t, cudnnBackendExecute, backend_execute,                                                \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack),               \
+    (handle, plan, pack))                                                                               \
+  X(cudnnStatus_t, cudnnBackendPopulateCudaGraph, backend_populate_cuda_graph,                          \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
+     cudaGraph_t graph),                                                                                \
+    (handle, plan, pack, graph))                                                                        \
+  X(cudnnStatus_t, cudnnBackendUpdateCudaGraph, backend_update_cuda_graph,                              \
+    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
+     cudaGraph_t graph),                                                                                \
+    (handle, plan, pack, graph))
+
+#define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
+
 // Version 1 of the interface between copies. Members are only ever appended; `size` says how many
 // a leader has.
 struct DispatchV1 {
   std::uint32_t size;
   cudnnStatus_t (*set_stream)(const void* caller, cudnnHandle_t, cudaStream_t);
-  cudnnStatus_t (*create)(const void* caller, cudnnHandle_t*);
-  cudnnStatus_t (*destroy)(const void* caller, cudnnHandle_t);
-  cudaError_t (*cuda_stream_destroy)(const void* caller, cudaStream_t);
-  CUresult (*cu_stream_destroy_v2)(const void* caller, CUstream);
-  CUresult (*cu_stream_destroy)(const void* caller, CUstream);
-  cudnnStatus_t (*backend_create_descriptor)(const void* caller, cudnnBackendDescriptorType_t,
-                                             cudnnBackendDescriptor_t*);
-  cudnnStatus_t (*backend_destroy_descriptor)(const void* caller, cudnnBackendDescriptor_t);
-  cudnnStatus_t (*backend_initialize)(const void* caller, cudnnBackendDescriptor_t);
-  cudnnStatus_t (*backend_finalize)(const void* caller, cudnnBackendDescriptor_t);
-  cudnnStatus_t (*backend_set_attribute)(const void* caller, cudnnBackendDescriptor_t,
-                                         cudnnBackendAttributeName_t, cudnnBackendAttributeType_t,
-                                         int64_t, const void*);
-  cudnnStatus_t (*backend_get_attribute)(const void* caller, cudnnBackendDescriptor_t,
-                                         cudnnBackendAttributeName_t, cudnnBackendAttributeType_t,
-                                         int64_t, int64_t*, void*);
-  cudnnStatus_t (*backend_execute)(const void* caller, cudnnHandle_t, cudnnBackendDescriptor_t,
-                                   cudnnBackendDescriptor_t);
-  cudnnStatus_t (*backend_populate_cuda_graph)(const void* caller, cudnnHandle_t,
-                                               cudnnBackendDescriptor_t, cudnnBackendDescriptor_t,
-                                               cudaGraph_t);
-  cudnnStatus_t (*backend_update_cuda_graph)(const void* caller, cudnnHandle_t,
-                                             cudnnBackendDescriptor_t, cudnnBackendDescriptor_t,
-                                             cudaGraph_t);
+#define CUDNN_FASTPATH_DISPATCH_MEMBER(result, exported, function, parameters, arguments) \
+  result (*function)(const void* caller, CUDNN_FASTPATH_EXPAND parameters);
+  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DISPATCH_MEMBER)
+#undef CUDNN_FASTPATH_DISPATCH_MEMBER
   unsigned (*features)();
   unsigned (*set_features)(unsigned);
   int (*stats)(cudnn_fastpath_stats_t*, std::size_t);

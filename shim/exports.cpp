@@ -21,27 +21,12 @@
 namespace cudnn_fastpath::shim {
 
 const DispatchV1& own_dispatch() noexcept {
+#define CUDNN_FASTPATH_DISPATCH_ENTRY(result, exported, function, parameters, arguments) function,
   static constexpr DispatchV1 kDispatch = {
-      sizeof(DispatchV1),
-      set_stream_from,
-      create,
-      destroy,
-      cuda_stream_destroy,
-      cu_stream_destroy_v2,
-      cu_stream_destroy,
-      backend_create_descriptor,
-      backend_destroy_descriptor,
-      backend_initialize,
-      backend_finalize,
-      backend_set_attribute,
-      backend_get_attribute,
-      backend_execute,
-      backend_populate_cuda_graph,
-      backend_update_cuda_graph,
-      features,
-      set_features,
-      fill_stats,
+      sizeof(DispatchV1), set_stream_from, CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DISPATCH_ENTRY) features,
+      set_features,       fill_stats,
   };
+#undef CUDNN_FASTPATH_DISPATCH_ENTRY
   return kDispatch;
 }
 
@@ -54,76 +39,17 @@ extern "C" {
 
 // Aligned to a cache line: the fast path is then two lines whatever the code before it, and its
 // cost does not move by a third of a nanosecond from one build to the next.
-__attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
+__attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t streamId) {
   return shim::set_stream(handle, streamId, CUDNN_FASTPATH_CALLER);
 }
 
-cudnnStatus_t CUDNNWINAPI cudnnCreate(cudnnHandle_t* handle) {
-  return shim::create(CUDNN_FASTPATH_CALLER, handle);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnDestroy(cudnnHandle_t handle) {
-  return shim::destroy(CUDNN_FASTPATH_CALLER, handle);
-}
-
-cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
-  return shim::cuda_stream_destroy(CUDNN_FASTPATH_CALLER, stream);
-}
-
-CUresult CUDAAPI cuStreamDestroy_v2(CUstream stream) {
-  return shim::cu_stream_destroy_v2(CUDNN_FASTPATH_CALLER, stream);
-}
-
-CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
-  return shim::cu_stream_destroy(CUDNN_FASTPATH_CALLER, stream);
-}
-
-CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type,
-                                                       cudnnBackendDescriptor_t* descriptor) {
-  return shim::backend_create_descriptor(CUDNN_FASTPATH_CALLER, type, descriptor);
-}
-
-CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
-  return shim::backend_destroy_descriptor(CUDNN_FASTPATH_CALLER, descriptor);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor) {
-  return shim::backend_initialize(CUDNN_FASTPATH_CALLER, descriptor);
-}
-
-CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
-  return shim::backend_finalize(CUDNN_FASTPATH_CALLER, descriptor);
-}
-
-CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
-                                                   cudnnBackendAttributeName_t name,
-                                                   cudnnBackendAttributeType_t type, int64_t count,
-                                                   const void* elements) {
-  return shim::backend_set_attribute(CUDNN_FASTPATH_CALLER, descriptor, name, type, count, elements);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor,
-                                                   cudnnBackendAttributeName_t name,
-                                                   cudnnBackendAttributeType_t type, int64_t requested,
-                                                   int64_t* count, void* elements) {
-  return shim::backend_get_attribute(CUDNN_FASTPATH_CALLER, descriptor, name, type, requested, count,
-                                     elements);
-}
-
-CUDNN_FASTPATH_HOT cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
-                                              cudnnBackendDescriptor_t pack) {
-  return shim::backend_execute(CUDNN_FASTPATH_CALLER, handle, plan, pack);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnBackendPopulateCudaGraph(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
-                                                        cudnnBackendDescriptor_t pack, cudaGraph_t graph) {
-  return shim::backend_populate_cuda_graph(CUDNN_FASTPATH_CALLER, handle, plan, pack, graph);
-}
-
-cudnnStatus_t CUDNNWINAPI cudnnBackendUpdateCudaGraph(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
-                                                      cudnnBackendDescriptor_t pack, cudaGraph_t graph) {
-  return shim::backend_update_cuda_graph(CUDNN_FASTPATH_CALLER, handle, plan, pack, graph);
-}
+// Each of the others hands its caller to the shim's function. Hot: a steady op runs several.
+#define CUDNN_FASTPATH_EXPORT(result, exported, function, parameters, arguments) \
+  CUDNN_FASTPATH_HOT result exported parameters {                                 \
+    return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_EXPAND arguments); \
+  }
+CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_EXPORT)
+#undef CUDNN_FASTPATH_EXPORT
 
 unsigned cudnn_fastpath_features(void) { return shim::features(); }
 

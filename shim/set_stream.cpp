@@ -7,11 +7,10 @@
 #include <atomic>
 #include <cstdint>
 
-#include <pthread.h>
-
 #include "shim/callers.h"
 #include "shim/counters.h"
 #include "shim/handle_table.h"
+#include "shim/lifecycle.h"
 #include "shim/log.h"
 #include "shim/process.h"
 
@@ -25,11 +24,11 @@ namespace {
 
 std::atomic<bool> g_warned_table_full{false};  // relaxed: only deduplicates a message
 std::atomic<bool> g_warned_mismatch{false};
-std::atomic<bool> g_fork_handler{false};     // relaxed: only makes the registration happen once
 
-// In a forked child nothing the parent learnt may be trusted: the parent's handles are unusable
-// there, and cuDNN's first answer must reach the program.
+// In a forked child the parent's handles are unusable, and cuDNN's first answer must reach the
+// program. The table learns nothing before its first claim: registered then.
 void forget_in_child() { g_table.reset_in_child(); }
+ForkChildReset g_fork_reset{forget_in_child};
 
 std::uintptr_t key_of(cudaStream_t stream) noexcept { return reinterpret_cast<std::uintptr_t>(stream); }
 
@@ -40,9 +39,7 @@ const RealSymbols& cudnn_for(const void* caller) noexcept {
 // The slot of `handle`, claimed if it has none; nullptr (and one warning) when every slot holds a
 // live handle.
 HandleTable::Slot* claim(cudnnHandle_t handle, std::uint32_t m) noexcept {
-  // The table learns nothing before its first claim: the fork handler is registered then.
-  if (!g_fork_handler.load(std::memory_order_relaxed) && !g_fork_handler.exchange(true, std::memory_order_relaxed))
-    pthread_atfork(nullptr, nullptr, forget_in_child);
+  g_fork_reset.register_once();
   HandleTable::Slot* slot = g_table.find_or_claim(handle);
   if (slot == nullptr && handle != nullptr) {
     if (!g_warned_table_full.exchange(true, std::memory_order_relaxed))

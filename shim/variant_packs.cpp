@@ -25,12 +25,11 @@
 
 #include <cstdint>
 
-#include <pthread.h>
-
 #include "packs/pack_contents.h"
 #include "shim/callers.h"
 #include "shim/code_layout.h"
 #include "shim/counters.h"
+#include "shim/lifecycle.h"
 #include "shim/process.h"
 #include "shim/proxy.h"
 
@@ -41,10 +40,9 @@ using packs::PackContents;
 using Cache = PackCache;
 
 Cache g_cache;
-std::atomic<bool> g_fork_handler{false};  // relaxed: only makes the registration happen once
-
 // In a forked child the cached packs belong to the parent's cuDNN state.
 void forget_in_child() { g_cache.forget_in_child(); }
+ForkChildReset g_fork_reset{forget_in_child};  // registered at the first proxy, before anything is cached
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
@@ -218,9 +216,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   Proxy* p = make_proxy(library);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
   note_cudnn_call();
-  if (__builtin_expect(!g_fork_handler.load(std::memory_order_relaxed), 0) &&
-      !g_fork_handler.exchange(true, std::memory_order_relaxed))
-    pthread_atfork(nullptr, nullptr, forget_in_child);  // before anything is cached
+  g_fork_reset.register_once();
   if (counting(m)) count(Counter::packs_proxied);
   *descriptor = p;
   return CUDNN_STATUS_SUCCESS;
@@ -304,18 +300,25 @@ cudnnStatus_t backend_get_attribute(const void* caller, cudnnBackendDescriptor_t
 
 namespace {
 
-// Execute and the CUDA-graph calls: the real pack in place of a proxy, the rest unchanged.
-template <typename Call>
-cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, std::uint32_t m, Call&& call) {
-  Proxy* p = live_proxy(pack);
-  if (p == nullptr) {
-    if (is_proxy_address(pack)) return CUDNN_STATUS_BAD_PARAM;
-    return call(binding_for(Library::kCudnn, caller).real, pack);
+// Execute and the CUDA-graph calls: a follower passes the call on; otherwise the real pack goes in
+// place of a proxy, the rest unchanged. `missing` is the answer of a cuDNN without the function.
+template <auto kLeaderCall, auto kRealCall, typename... Args>
+cudnnStatus_t with_real_pack(cudnnStatus_t missing, const void* caller, cudnnHandle_t handle,
+                             cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack, Args... args) noexcept {
+  const std::uint32_t m = current_mode();
+  if (m & mode::kFollower) return (leader().*kLeaderCall)(caller, handle, plan, pack, args...);
+  const RealSymbols* real = nullptr;
+  if (Proxy* p = live_proxy(pack)) {
+    const cudnnStatus_t status = real_pack_of(*p, m, pack);
+    if (status != CUDNN_STATUS_SUCCESS) return status;
+    real = &p->library->real;
+  } else if (is_proxy_address(pack)) {
+    return CUDNN_STATUS_BAD_PARAM;
+  } else {
+    real = &binding_for(Library::kCudnn, caller).real;
   }
-  cudnnBackendDescriptor_t real_pack = nullptr;
-  const cudnnStatus_t status = real_pack_of(*p, m, real_pack);
-  if (status != CUDNN_STATUS_SUCCESS) return status;
-  return call(p->library->real, real_pack);
+  const auto function = real->*kRealCall;
+  return function ? function(handle, plan, pack, args...) : missing;
 }
 
 }  // namespace
@@ -323,31 +326,20 @@ cudnnStatus_t with_real_pack(const void* caller, cudnnBackendDescriptor_t pack, 
 static CUDNN_FASTPATH_COLD cudnnStatus_t backend_execute_general(const void* caller, cudnnHandle_t handle,
                                                               cudnnBackendDescriptor_t plan,
                                                               cudnnBackendDescriptor_t pack) noexcept {
-  const std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().backend_execute(caller, handle, plan, pack);
-  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
-    return real.cudnnBackendExecute ? real.cudnnBackendExecute(handle, plan, real_pack) : CUDNN_STATUS_NOT_INITIALIZED;
-  });
+  return with_real_pack<&DispatchV1::backend_execute, &RealSymbols::cudnnBackendExecute>(
+      CUDNN_STATUS_NOT_INITIALIZED, caller, handle, plan, pack);
 }
 
 cudnnStatus_t backend_populate_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                           cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
-  const std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().backend_populate_cuda_graph(caller, handle, plan, pack, graph);
-  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
-    return real.cudnnBackendPopulateCudaGraph ? real.cudnnBackendPopulateCudaGraph(handle, plan, real_pack, graph)
-                                              : CUDNN_STATUS_NOT_SUPPORTED;
-  });
+  return with_real_pack<&DispatchV1::backend_populate_cuda_graph, &RealSymbols::cudnnBackendPopulateCudaGraph>(
+      CUDNN_STATUS_NOT_SUPPORTED, caller, handle, plan, pack, graph);
 }
 
 cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                         cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
-  const std::uint32_t m = current_mode();
-  if (m & mode::kFollower) return leader().backend_update_cuda_graph(caller, handle, plan, pack, graph);
-  return with_real_pack(caller, pack, m, [&](const RealSymbols& real, cudnnBackendDescriptor_t real_pack) {
-    return real.cudnnBackendUpdateCudaGraph ? real.cudnnBackendUpdateCudaGraph(handle, plan, real_pack, graph)
-                                            : CUDNN_STATUS_NOT_SUPPORTED;
-  });
+  return with_real_pack<&DispatchV1::backend_update_cuda_graph, &RealSymbols::cudnnBackendUpdateCudaGraph>(
+      CUDNN_STATUS_NOT_SUPPORTED, caller, handle, plan, pack, graph);
 }
 
 // The steady state, each call on a proxy in the state a steady op finds it in; everything else
