@@ -60,9 +60,18 @@ class PackCache {
       Entry& e = entries_[i];
       // Acquire: pairs with the release that published the entry, so its contents are read after.
       std::uint64_t word = e.word.load(std::memory_order_acquire);
-      for (int attempt = 0; attempt < 4; ++attempt) {
+      // Retried for as long as only the count moves (other threads' leases): the contents compared
+      // are still this generation's. Lock-free: a failed CAS means another thread's succeeded. A
+      // bounded number of tries made a lease taken beside busy threads a miss, and a second pack.
+      bool compared = false;
+      for (std::uint32_t generation = 0;;) {
         const std::uint32_t references = references_of(word);
-        if (references == 0 || references == kBusy || !matches(e, contents, library)) break;
+        if (references == 0 || references == kBusy) break;
+        if (!compared || generation_of(word) != generation) {
+          if (!matches(e, contents, library)) break;
+          compared = true;
+          generation = generation_of(word);
+        }
         // acq_rel: the lease is taken on exactly the generation whose contents were compared.
         if (e.word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
           if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);

@@ -63,21 +63,6 @@ double get_ns_per_call(GetStream get, cudnnHandle_t handle, int calls) {
   return std::chrono::duration<double, std::nano>(stop - start).count() / calls;
 }
 
-// Two clock reads, as the shim's statistics mode brackets each sampled call: its saved_ns_estimate
-// includes this much on top of the call itself.
-double clock_pair_ns(int calls) {
-  std::int64_t sink = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < calls; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const auto t1 = std::chrono::steady_clock::now();
-    sink += (t1 - t0).count();
-  }
-  const auto stop = std::chrono::steady_clock::now();
-  if (sink < 0) std::abort();  // keeps the loop
-  return std::chrono::duration<double, std::nano>(stop - start).count() / calls;
-}
-
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   const double index = p * static_cast<double>(values.size() - 1);
@@ -154,7 +139,7 @@ int main(int argc, char** argv) {
   };
   std::vector<Row> rows;
   for (const Case& c : cases) rows.push_back({c.name, {}, {}});
-  std::vector<double> get_stream, clock_pair;
+  std::vector<double> get_stream;
 
   // Warm-up: loads whatever cuDNN loads lazily, and lets the shim resolve and cache.
   for (const Case& c : cases) {
@@ -173,7 +158,6 @@ int main(int argc, char** argv) {
       }
     }
     get_stream.push_back(get_ns_per_call(real_get, real_handle, options.calls));
-    clock_pair.push_back(clock_pair_ns(options.calls));
   }
 
   std::printf("cudnnSetStream, ns per call: median (p10-p90) of %d rounds of %d calls each, A/B alternated\n",
@@ -189,8 +173,6 @@ int main(int argc, char** argv) {
   }
   std::printf("| `cudnnGetStream` | %.1f (%.1f-%.1f) | | |\n", percentile(get_stream, 0.5),
               percentile(get_stream, 0.1), percentile(get_stream, 0.9));
-  std::printf("\nTwo clock_gettime(CLOCK_MONOTONIC) reads: %.1f ns (the shim's sampled timing includes them)\n",
-              percentile(clock_pair, 0.5));
 
   if (!options.json.empty()) {
     FILE* out = std::fopen(options.json.c_str(), "w");
@@ -199,9 +181,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::fprintf(out, "{\n  \"rounds\": %d,\n  \"calls_per_round\": %d,\n  \"interposed_by\": \"%s\",\n"
-                      "  \"through_shim\": %s,\n  \"clock_pair_ns\": %.1f,\n  \"rows\": [\n",
-                 options.rounds, options.calls, interposer, through_shim ? "true" : "false",
-                 percentile(clock_pair, 0.5));
+                      "  \"through_shim\": %s,\n  \"rows\": [\n",
+                 options.rounds, options.calls, interposer, through_shim ? "true" : "false");
     for (const Row& r : rows) {
       std::fprintf(out,
                    "    {\"call\": \"%s\", \"real_ns\": %.1f, \"real_p10\": %.1f, \"real_p90\": %.1f, "

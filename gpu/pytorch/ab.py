@@ -7,9 +7,10 @@ Parent mode (the default; standard library only, no torch): for each workload, r
 again as a child under scripts/cudnn-fastpath with a statistics file of its own, then reports, for
 each condition (set-stream skip only = 1, pack cache only = 2, both = 3) against the shim
 forwarding everything (0): the median per-iteration time of the off blocks, the median and the mean
-paired gain, a bootstrap 95% confidence interval of the mean gain, the gain in percent, and the
-shim's own estimate of its saving next to the CPU-time interval. --json gets everything, --markdown
-the table, which is also printed last. Exit status: 0 if every workload ran (the targets never
+paired gain, a bootstrap 95% confidence interval of the mean gain and the gain in percent: the one
+measure of what the shim saves (the shim itself measures no time; its statistics file gives exact
+counts, quoted beside the table). --json gets everything, --markdown the table, which is also
+printed last. Exit status: 0 if every workload ran (the targets never
 change it), 2 if the shim or its switch is missing, 1 otherwise.
 
 Child mode (--child WORKLOAD; under the launcher; imports torch): finds cudnn_fastpath_set_features
@@ -109,37 +110,20 @@ def analyse_condition(workload, condition, metric, pairs, seed, resamples):
     return row
 
 
-def shim_estimates(stats, iterations_with):
-    """The shim's own saving per iteration, per feature: its estimate over the iterations that ran
-    with that feature on (both the feature's own condition and 'both')."""
-    estimates = {}
-    for feature, stat_key in (("set_stream", "saved_ns_estimate"), ("packs", "pack_saved_ns_estimate")):
-        saved, iterations = (stats or {}).get(stat_key), iterations_with.get(feature, 0)
-        estimates[feature] = saved / iterations if saved is not None and iterations else None
-    parts = {SET_STREAM: ("set_stream",), PACKS: ("packs",), SET_STREAM | PACKS: ("set_stream", "packs")}
-    return {condition: (None if any(estimates[p] is None for p in names) else sum(estimates[p] for p in names))
-            for condition, names in parts.items()}, estimates
-
-
-def analyse_workload(name, child, stats, seed, resamples):
+def analyse_workload(name, child, seed, resamples):
     rows = []
-    by_condition, per_feature = shim_estimates(stats, child.get("iterations_with", {}))
     for condition in ON_CONDITIONS:
         pairs = [p for p in child.get("pairs", []) if p["condition"] == condition]
         for metric in METRICS:
             row = analyse_condition(name, condition, metric, pairs, seed, resamples)
             if metric == "cpu":
-                estimate = by_condition[condition]
-                row["estimate_ns"] = estimate
-                row["estimate_inside_ci"] = (None if estimate is None or "ci_low_ns" not in row
-                                             else row["ci_low_ns"] <= estimate <= row["ci_high_ns"])
                 target = TARGETS.get((name, condition))
                 if target is not None:
                     row["target_percent"] = target
                     row["target_passed"] = ("gain_percent" in row and row["gain_percent"] >= target
                                             and row["ci_low_ns"] > 0)
             rows.append(row)
-    return rows, per_feature
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------
@@ -155,37 +139,30 @@ def markdown(report):
              "with every feature off (`cudnn_fastpath_set_features(0)`), order alternating from pair to pair; "
              "a block is a few warm-up iterations, then K timed iterations and one synchronize. "
              "Gain = off - on per iteration (positive: faster with the feature); the interval is a bootstrap "
-             f"95% interval of the mean gain ({report['resamples']} resamples); percent = mean gain / mean off. "
-             "The shim's estimate (its statistics over the iterations run with the feature on) is compared "
-             "with the CPU-time interval.", "",
+             f"95% interval of the mean gain ({report['resamples']} resamples); percent = mean gain / mean off.", "",
              "| workload | features on | metric | pairs | off, median µs/iter | gain, median µs | "
-             "gain, mean µs [95% CI] | gain % of off [95% CI] | CI excludes 0 | shim's estimate µs | "
-             "estimate in CI | target |",
-             "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | ---: | --- | --- |"]
+             "gain, mean µs [95% CI] | gain % of off [95% CI] | CI excludes 0 | target |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |"]
     for row in report["rows"]:
         if "gain_mean_ns" not in row:
-            lines.append(f"| {row['workload']} | {row['condition']} | {row['metric']} | 0 | no data | | | | | | | |")
+            lines.append(f"| {row['workload']} | {row['condition']} | {row['metric']} | 0 | no data | | | | | |")
             continue
         target = ""
         if "target_percent" in row:
             target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else 'FAIL'}"
-        inside = {None: "-", True: "yes", False: "no"}[row.get("estimate_inside_ci")]
         flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""
         lines.append(
             f"| {row['workload']} | {row['condition']}{flagged} | {row['metric']} | {row['pairs']} | "
             f"{us(row['off_median_ns'])} | {us(row['gain_median_ns'], 2)} | "
             f"{us(row['gain_mean_ns'], 2)} [{us(row['ci_low_ns'], 2)}, {us(row['ci_high_ns'], 2)}] | "
             f"{row['gain_percent']:.2f} [{row['ci_low_percent']:.2f}, {row['ci_high_percent']:.2f}] | "
-            f"{'yes' if row['ci_excludes_zero'] else 'no'} | "
-            f"{us(row.get('estimate_ns'), 2) if row['metric'] == 'cpu' else ''} | "
-            f"{inside if row['metric'] == 'cpu' else ''} | {target} |")
+            f"{'yes' if row['ci_excludes_zero'] else 'no'} | {target} |")
     lines.append("")
     for name, w in report["workloads"].items():
         if w.get("error"):
             lines.append(f"- {name}: NOT MEASURED: {w['error']}")
             continue
         stats = w.get("stats") or {}
-        est = w.get("estimates_per_feature", {})
         lines.append(
             f"- {name} ({w['what']}): {w['rounds']} pairs per condition (asked {w['pairs_asked']}"
             f"{', stopped by the time budget' if w['stopped_by_deadline'] else ''}), K={w['timed']}, "
@@ -193,15 +170,10 @@ def markdown(report):
             f"{w['iterations_with']['set_stream']}, with packs on: {w['iterations_with']['packs']}; outputs "
             + ("identical in every block" if w["blocks_with_other_output"] == 0
                else f"DIFFERED from the reference in {w['blocks_with_other_output']} blocks")
-            + (f". Shim: skipped={stats.get('skipped')}, forwarded_same_stream_ns={stats.get('forwarded_same_stream_ns')}, "
-               f"pack_hits={stats.get('pack_hits')}, pack_misses={stats.get('pack_misses')}, "
-               f"per hit {stats.get('pack_saved_per_hit_ns')} ns (the median of {stats.get('pack_op_differences')} "
-               f"ops' cycle differences, {stats.get('pack_op_pairs')} pairs of halves; their interquartile mean "
-               f"{stats.get('pack_saved_per_hit_interquartile_ns')}, mean {stats.get('pack_saved_per_hit_mean_ns')}; in the windows alone "
-               f"{stats.get('pack_saved_in_window_ns')}: pack_op_real_ns={stats.get('pack_op_real_ns')}, "
-               f"pack_op_proxy_ns={stats.get('pack_op_proxy_ns')}; gaps pack_gap_real_ns={stats.get('pack_gap_real_ns')}, "
-               f"pack_gap_proxy_ns={stats.get('pack_gap_proxy_ns')}), pack_proxy_ns={stats.get('pack_proxy_ns')}; "
-               f"estimate per iteration: set-stream {us(est.get('set_stream'), 2)} µs, packs {us(est.get('packs'), 2)} µs."
+            + (f". Shim's counts: cudnnSetStream skipped={stats.get('skipped')}, forwarded={stats.get('forwarded')}; "
+               f"variant packs proxied={stats.get('packs_proxied')}, cache hits={stats.get('pack_hits')}, "
+               f"built={stats.get('pack_misses')}, evicted={stats.get('pack_evictions')}, "
+               f"materialized={stats.get('packs_materialized')}."
                if stats else ". Shim: NO STATISTICS FILE (it writes one at exit, in a process that called cuDNN)."))
     return "\n".join(lines) + "\n"
 
@@ -295,8 +267,7 @@ def parent(args):
             entry["error"] = child.get("error") or "no pairs measured"
             status = 1
         else:
-            rows, per_feature = analyse_workload(name, {**child, "pairs": pairs}, stats, args.seed, args.resamples)
-            entry["estimates_per_feature"] = per_feature
+            rows = analyse_workload(name, {**child, "pairs": pairs}, args.seed, args.resamples)
             report["rows"] += rows
         entry["pairs"] = pairs  # raw data last, for whoever wants to analyse it again
         report["workloads"][name] = entry
