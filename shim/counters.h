@@ -35,9 +35,10 @@ struct alignas(64) CounterBlock {
 // The calling thread's block; null until it first counts, and again once it has exited.
 // __thread, not thread_local: it has no dynamic initialiser, and C++ would otherwise call a TLS
 // wrapper function on every access from another file. Initial-exec: one %fs-relative load, no
-// call. The shim's thread-local data is a few dozen bytes in all (this, callers.h's t_last_caller
-// and proxy.h's spare proxy), well inside the static TLS glibc keeps for libraries that are
-// dlopened (rtld.optional_static_tls, 512 bytes by default); a preloaded shim is in static TLS anyway.
+// call. The shim's thread-local data is about 200 bytes in all (this, callers.h's t_last_caller,
+// proxy.h's spare proxy, graph_replay.cpp's tensor notes and capture streams), inside the static
+// TLS glibc keeps for libraries that are dlopened (rtld.optional_static_tls, 512 bytes by default);
+// a preloaded shim is in static TLS anyway.
 extern __thread CounterBlock* t_counters __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
 void count_slow(Counter counter, std::uint64_t amount) noexcept;

@@ -110,7 +110,10 @@ struct TensorNote {
   std::int32_t type;
   bool has_uid, has_type, has_dims, by_value;
 };
-constexpr int kNotes = 8;
+// Four: cudnn-frontend and PyTorch build one tensor descriptor at a time. The shim's thread-local
+// data goes into the static TLS block (it has initial-exec variables), which a dlopened copy must
+// find room in (glibc keeps 512 bytes for all such libraries): it is kept to about 200 bytes.
+constexpr int kNotes = 4;
 thread_local TensorNote t_notes[kNotes];
 thread_local unsigned t_next_note;
 
@@ -202,9 +205,10 @@ void destroy_graph(const Released& r) noexcept {
 // The thread's capture streams, one per context it captured in. Plain thread-local data, no
 // destructor: a thread's streams outlive it (a few per thread that ever captured). `generation`
 // is g_fork_generation when they were made: a forked child's streams are not the parent's.
+constexpr int kCaptureContexts = 2;  // per thread; a third context reuses the oldest slot
 struct CaptureStreams {
-  CUcontext context[4];
-  CUstream stream[4];
+  CUcontext context[kCaptureContexts];
+  CUstream stream[kCaptureContexts];
   std::uint32_t generation;
   std::uint32_t next;
 };
@@ -215,7 +219,7 @@ CUstream capture_stream(const RealSymbols& cuda, CUcontext context) noexcept {
   CaptureStreams& s = t_streams;
   const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
   if (s.generation != generation) s = CaptureStreams{{}, {}, generation, 0};
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kCaptureContexts; ++i)
     if (s.stream[i] != nullptr && s.context[i] == context) return s.stream[i];
   CUcontext current = nullptr;
   if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS) return nullptr;
@@ -224,8 +228,8 @@ CUstream capture_stream(const RealSymbols& cuda, CUcontext context) noexcept {
   const CUresult created = cuda.cuStreamCreate(&made, CU_STREAM_NON_BLOCKING);
   if (current != context) cuda.cuCtxSetCurrent(current);
   if (created != CUDA_SUCCESS) return nullptr;
-  const int i = static_cast<int>(s.next++ % 4);
-  // A fifth context: the oldest stream is left to the driver (never destroyed here: the
+  const int i = static_cast<int>(s.next++ % kCaptureContexts);
+  // A third context: the oldest stream is left to the driver (never destroyed here: the
   // shim interposes stream destroys, and a few streams per thread are nothing).
   s.context[i] = context;
   s.stream[i] = made;
