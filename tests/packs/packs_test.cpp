@@ -59,17 +59,6 @@ struct Options {
   std::vector<EnvChange> env;
 };
 
-// The caller's LD_PRELOAD, LD_LIBRARY_PATH and every CUDNN_FASTPATH_* removed, so that the child
-// sees only what the test sets (a user's CUDNN_FASTPATH_VARIANT_PACKS=0 would change the counts).
-std::vector<EnvChange> clean_env() {
-  std::vector<EnvChange> all = {{"LD_PRELOAD", "", true}, {"LD_LIBRARY_PATH", "", true}};
-  for (char** e = environ; *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    if (name.rfind("CUDNN_FASTPATH_", 0) == 0) all.push_back({name, "", true});
-  }
-  return all;
-}
 
 // This build's shim, or the file CUDNN_FASTPATH_TEST_SHIM names (to watch a test fail on another
 // build of the shim).
@@ -83,7 +72,7 @@ Outcome run(const std::string& mode, const std::string& name, const Options& opt
   std::vector<std::string> argv;
   if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
   else argv = {PACK_SCENARIO_DLOPEN, mode, name};
-  std::vector<EnvChange> env = clean_env();
+  std::vector<EnvChange> env = env_without_shim();
   if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value.empty() ? shim_path() : options.preload_value});
   env.insert(env.end(), options.env.begin(), options.env.end());
   Outcome outcome{run_process(argv, env), {}};
@@ -600,7 +589,7 @@ TEST_CASE("statistics: the pack counts in the JSON file and a stderr line", "[pa
 }
 
 TEST_CASE("the launcher's --no-variant-packs option makes every pack real", "[packs][launcher]") {
-  std::vector<EnvChange> env = clean_env();
+  std::vector<EnvChange> env = env_without_shim();
   const ProcessResult with = run_process({LAUNCHER_BUILD, PACK_SCENARIO_LINKED, "steady"}, env);
   REQUIRE(with.exit_code == 0);
   CHECK(key_values(with.out).at("real_packs") == "1");

@@ -132,4 +132,14 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
+std::vector<EnvChange> env_without_shim() {
+  std::vector<EnvChange> all = {{"LD_PRELOAD", "", true}, {"LD_LIBRARY_PATH", "", true}};
+  for (char** e = environ; *e; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (name.rfind("CUDNN_FASTPATH_", 0) == 0) all.push_back({name, "", true});
+  }
+  return all;
+}
+
 }  // namespace cudnn_fastpath::test

@@ -26,6 +26,10 @@ struct EnvChange {
 // library needs. Fails the test (REQUIRE) if the program cannot be started at all.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::vector<EnvChange>& changes = {});
 
+// The parent's LD_PRELOAD, LD_LIBRARY_PATH and every CUDNN_FASTPATH_* removed, so that a child sees
+// only what the test sets (a user's CUDNN_FASTPATH_VARIANT_PACKS=0 would change the counts).
+std::vector<EnvChange> env_without_shim();
+
 // "key=value" lines of a scenario program's output.
 std::map<std::string, std::string> key_values(const std::string& text);
 
