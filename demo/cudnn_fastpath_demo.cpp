@@ -5,8 +5,9 @@
 // rounds and times each round two ways, alternating them:
 //   "with shim": cudnnSetStream as the program would find it, dlsym(RTLD_DEFAULT): the shim's
 //                when it is preloaded (run it under scripts/cudnn-fastpath);
-//   "without":   the same function looked up in the libcudnn handle itself, which bypasses any
-//                preload.
+//   "without":   the same function looked up in the libcudnn handle itself with glibc's own dlsym
+//                (taken by version with dlvsym), which bypasses any preload: the shim answers
+//                plain dlsym lookups of cuDNN's functions too.
 // Each column has a handle of its own: the shim must see every SetStream on a handle it tracks,
 // and calls made around it on the same handle would leave it believing a stale stream.
 //
@@ -50,9 +51,21 @@ constexpr const char* kName = "cudnn_fastpath_demo";
 #define DEMO_EXPORTED_NAME(f) DEMO_STRING(f)
 #define DEMO_STRING(f) #f
 
+// glibc's dlsym itself, which the shim (it exports dlsym, not dlvsym) does not see; plain dlsym
+// on a glibc that has neither version (not seen).
+void* library_function(void* library, const char* name) {
+  using Dlsym = void* (*)(void*, const char*);
+  static const auto glibc_dlsym = [] {
+    for (const char* version : {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17"})
+      if (void* found = dlvsym(RTLD_DEFAULT, "dlsym", version)) return reinterpret_cast<Dlsym>(found);
+    return static_cast<Dlsym>(&dlsym);
+  }();
+  return glibc_dlsym(library, name);
+}
+
 template <typename F>
 void load(void* library, const char* library_name, const char* name, F& pointer) {
-  pointer = reinterpret_cast<F>(dlsym(library, name));
+  pointer = reinterpret_cast<F>(library_function(library, name));
   if (pointer == nullptr) fail("%s has no %s", library_name, name);
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "shim/dispatch.h"
 #include "shim/loaded_objects.h"
 #include "shim/real_symbols.h"
 #include "shim/resolve.h"
@@ -58,11 +59,6 @@ Caller* add(std::uintptr_t address) {
   return &c;
 }
 
-Caller* caller_entry(const void* caller) {
-  const auto address = reinterpret_cast<std::uintptr_t>(caller);
-  if (Caller* c = known_caller(address)) return c;
-  return add(address);
-}
 
 const Binding& bound(std::atomic<const Binding*>& slot, Library library, const LoadedObject* object) {
   // Acquire: pairs with the CAS below, so the binding's contents are visible with its pointer.
@@ -76,10 +72,34 @@ const Binding& bound(std::atomic<const Binding*>& slot, Library library, const L
 
 }  // namespace
 
-const Binding& binding_for_new_caller(Library library, const void* caller, bool& caller_in_cudnn) noexcept {
+Caller* caller_entry(const void* caller) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(caller);
+  if (Caller* c = known_caller(address)) return c;
+  return add(address);
+}
+
+const Binding* adopt_binding(Caller& c, Library library, const Binding* binding) noexcept {
+  std::atomic<const Binding*>& slot = c.bindings[static_cast<int>(library)];
+  const Binding* expected = nullptr;
+  // acq_rel as in bound(): the winner publishes its binding, a loser reads the one there.
+  if (slot.compare_exchange_strong(expected, binding, std::memory_order_acq_rel, std::memory_order_acquire))
+    return binding;
+  return expected;
+}
+
+bool dlsym_allows_proxies(std::uint32_t entries) noexcept {
+  constexpr auto bit = [](EntryPoint e) { return std::uint32_t{1} << static_cast<int>(e); };
+  constexpr std::uint32_t kPackTaking =
+      bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
+      bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
+      bit(EntryPoint::cudnnBackendExecute);
+  return entries == 0 || ((entries & kPackTaking) == kPackTaking && !(entries & kDlsymDeclined));
+}
+
+const Binding& binding_for_new_caller(Library library, const void* caller, bool& proxies) noexcept {
   const int index = static_cast<int>(library);
   Caller* c = caller_entry(caller);
-  caller_in_cudnn = c != nullptr && c->in_cudnn.load(std::memory_order_relaxed);
+  proxies = c == nullptr || proxies_for(*c);
   // Outside any object, or no room left: nothing to learn from the caller's scope.
   if (c == nullptr || (!c->object.is_main && c->object.path[0] == '\0'))
     return bound(g_anonymous[index], library, nullptr);

@@ -22,11 +22,25 @@ struct Caller {
   std::atomic<std::uintptr_t> begin{0}, end{0};
   std::atomic<bool> ready{false};
   std::atomic<bool> in_cudnn{false};
+  // The interposed names this object took through dlsym from the shim, one bit per EntryPoint
+  // (dispatch.h), and kDlsymDeclined once a name that can receive a variant pack was answered with
+  // the library's own function instead (dlsym_reach.cpp). Bits are only ever set (fetch_or,
+  // relaxed: each bit is a fact on its own, read by one load that needs no other memory).
+  std::atomic<std::uint32_t> dlsym_entries{0};
   // Published with a CAS from null, each library on its own: a first call needing cuDNN and
   // another needing the runtime never overwrite each other's result.
   std::atomic<const Binding*> bindings[kLibraryCount]{};
   LoadedObject object;  // what resolve() needs; written before `ready`
 };
+
+inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
+
+// The variant-pack calls of a caller that takes cuDNN's functions with dlsym reach the shim only
+// through the names it looked up there: such a caller gets proxies once every name that can
+// receive a variant pack came from the shim (the CUDA-graph calls, which few programs use, and
+// the deprecated cudnnBackendInitialize excepted: their lookups are then answered by the shim too).
+// A caller that never used dlsym (0) binds through its own references, which the shim interposes.
+bool dlsym_allows_proxies(std::uint32_t entries) noexcept;
 
 inline constexpr int kMaxCallers = 128;
 extern Caller g_callers[kMaxCallers] __attribute__((visibility("hidden")));
@@ -54,26 +68,42 @@ inline Caller* known_caller(std::uintptr_t address) noexcept {
   return nullptr;
 }
 
-// Everything but a known caller whose binding is already published.
-const Binding& binding_for_new_caller(Library library, const void* caller, bool& caller_in_cudnn) noexcept;
+// Whether a call from `c` may be handed a proxy variant pack: not from cuDNN itself (a libcudnn*
+// object, whose own calls are passed through untouched), and not from a dlsym caller that may
+// hold a pack-taking function of cuDNN's own.
+inline bool proxies_for(const Caller& c) noexcept {
+  return !c.in_cudnn.load(std::memory_order_relaxed) &&
+         dlsym_allows_proxies(c.dlsym_entries.load(std::memory_order_relaxed));
+}
 
-// The library `caller` (a return address) reaches for `library`, and whether `caller` lies inside
-// cuDNN itself (a libcudnn* object, whose own calls are passed through untouched). Never fails: a
-// library that cannot be found gives a binding whose pointers are null (and one message, once).
-inline const Binding& binding_for(Library library, const void* caller, bool& caller_in_cudnn) noexcept {
+// Everything but a known caller whose binding is already published.
+const Binding& binding_for_new_caller(Library library, const void* caller, bool& proxies) noexcept;
+
+// The library `caller` (a return address) reaches for `library`, and whether `caller` may be
+// handed proxy variant packs (proxies_for). Never fails: a library that cannot be found gives a
+// binding whose pointers are null (and one message, once).
+inline const Binding& binding_for(Library library, const void* caller, bool& proxies) noexcept {
   if (Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller))) {
     // Acquire: pairs with the CAS that published the binding, so its contents come with it.
     if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) {
-      caller_in_cudnn = c->in_cudnn.load(std::memory_order_relaxed);
+      proxies = proxies_for(*c);
       return *b;
     }
   }
-  return binding_for_new_caller(library, caller, caller_in_cudnn);
+  return binding_for_new_caller(library, caller, proxies);
 }
 
 inline const Binding& binding_for(Library library, const void* caller) noexcept {
-  bool in_cudnn = false;
-  return binding_for(library, caller, in_cudnn);
+  bool proxies = false;
+  return binding_for(library, caller, proxies);
 }
+
+// The entry of the object containing `caller`, made if need be (pinning the object); nullptr
+// outside any object or when the array is full. Calls the loader the first time.
+Caller* caller_entry(const void* caller) noexcept;
+
+// Makes `binding` the one `c` reaches for `library`, unless it already has one. Returns the one
+// it has now.
+const Binding* adopt_binding(Caller& c, Library library, const Binding* binding) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -58,6 +58,27 @@ namespace cudnn_fastpath::shim {
 
 #define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
 
+// Every interposed name, in one order: cudnnSetStream, then the list above. dlsym_reach.cpp hands
+// out the shim's function for one of these names.
+enum class EntryPoint : int {
+  cudnnSetStream,
+#define CUDNN_FASTPATH_ENTRY_ENUM(result, exported, function, parameters, arguments) exported,
+  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_ENTRY_ENUM)
+#undef CUDNN_FASTPATH_ENTRY_ENUM
+  kCount
+};
+inline constexpr const char* kEntryPointNames[] = {
+    "cudnnSetStream",
+#define CUDNN_FASTPATH_ENTRY_NAME(result, exported, function, parameters, arguments) #exported,
+    CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_ENTRY_NAME)
+#undef CUDNN_FASTPATH_ENTRY_NAME
+};
+static_assert(sizeof kEntryPointNames / sizeof kEntryPointNames[0] == static_cast<int>(EntryPoint::kCount));
+
+// This copy's own function for `entry` (exports.cpp): its definition, through a hidden alias, never
+// whatever the name resolves to in the global scope (a tracer preloaded ahead of the shim).
+void* own_entry_point(EntryPoint entry) noexcept;
+
 // Version 1 of the interface between copies. Members are only ever appended; `size` says how many
 // a leader has.
 struct DispatchV1 {

@@ -64,3 +64,26 @@ const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dis
 
 }  // extern "C"
 #pragma GCC visibility pop
+
+// Hidden aliases of the interposed functions: the addresses dlsym_reach.cpp hands out, taken
+// without going through the global offset table (which may lead to another object's definition).
+extern "C" {
+CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias("cudnnSetStream"))) cudnnStatus_t own_cudnnSetStream(cudnnHandle_t,
+                                                                                              cudaStream_t);
+#define CUDNN_FASTPATH_OWN_ALIAS(result, exported, function, parameters, arguments) \
+  CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) result own_##exported parameters;
+CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_ALIAS)
+#undef CUDNN_FASTPATH_OWN_ALIAS
+}  // extern "C"
+
+void* shim::own_entry_point(EntryPoint entry) noexcept {
+  switch (entry) {
+    case EntryPoint::cudnnSetStream: return reinterpret_cast<void*>(&own_cudnnSetStream);
+#define CUDNN_FASTPATH_OWN_CASE(result, exported, function, parameters, arguments) \
+  case EntryPoint::exported: return reinterpret_cast<void*>(&own_##exported);
+      CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_CASE)
+#undef CUDNN_FASTPATH_OWN_CASE
+    case EntryPoint::kCount: break;
+  }
+  return nullptr;
+}

@@ -67,6 +67,7 @@ enum class FoundBy : int {
   kNoload,       // dlopen(soname, RTLD_NOLOAD): loaded somewhere, by its usual soname
   kLoadedWalk,   // loaded under another file name (a renamed wheel copy, say)
   kEnvPath,      // CUDNN_FASTPATH_CUDNN / CUDNN_FASTPATH_CUDART
+  kDlsymHandle,  // the library handle a caller looked the names up in (dlsym_reach.h)
 };
 
 // One library as found for one or more callers. Immutable once published.

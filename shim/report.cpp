@@ -14,9 +14,11 @@
 #include <cstdarg>
 #include <cstring>
 
+#include "shim/callers.h"
 #include "shim/config.h"
 #include "shim/counters.h"
 #include "shim/handle_table.h"
+#include "shim/loaded_objects.h"
 #include "shim/log.h"
 #include "shim/process.h"
 #include "shim/real_symbols.h"
@@ -178,6 +180,36 @@ bool append(char* out, std::size_t size, std::size_t& used, const char* format, 
   return true;
 }
 
+// The objects that took interposed names through dlsym (dlsym_reach.h), as a JSON array of
+// {"object", "names", "declined"}; the program is "program".
+bool append_dlsym_callers(char* out, std::size_t size, std::size_t& used) {
+  bool fits = append(out, size, used, "[");
+  const int count = g_caller_count.load(std::memory_order_acquire);
+  bool first = true;
+  for (int i = 0; i < count && i < kMaxCallers && fits; ++i) {
+    const Caller& c = g_callers[i];
+    if (!c.ready.load(std::memory_order_acquire)) continue;
+    const std::uint32_t entries = c.dlsym_entries.load(std::memory_order_relaxed);
+    if (entries == 0) continue;
+    char object[1024];
+    json_escape(c.object.is_main ? "program" : c.object.path, object, sizeof object);
+    fits = append(out, size, used, "%s{\"object\": \"%s\", \"names\": %d, \"declined\": %s}", first ? "" : ", ",
+                  object, __builtin_popcount(entries & ~kDlsymDeclined),
+                  (entries & kDlsymDeclined) ? "true" : "false");
+    first = false;
+  }
+  return fits && append(out, size, used, "]");
+}
+
+// A libcudnn that is loaded although no cuDNN call reached the shim (its callers bind around
+// it: a dlvsym lookup, the dlsym way in switched off, a shim loaded after them): its path, or "".
+void unseen_cudnn(char (&path)[512]) {
+  path[0] = '\0';
+  if (cudnn_calls_seen()) return;
+  LoadedObject loaded[1];
+  if (objects_named("libcudnn", loaded, 1) == 1) std::snprintf(path, sizeof path, "%s", loaded[0].path);
+}
+
 void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   // A setuid or otherwise secure-execution process writes no file: secure_getenv already hid the
   // variable there, and this is the second lock on that door.
@@ -196,8 +228,10 @@ void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   }
   const Binding* cudnn = first_binding(Library::kCudnn);
   const Config& cfg = config();
-  char library[1024];
+  char library[1024], unseen[512], unseen_json[1024];
   json_escape(cudnn ? cudnn->object : "", library, sizeof library);
+  unseen_cudnn(unseen);
+  json_escape(unseen, unseen_json, sizeof unseen_json);
   std::uint64_t values[kCounters];
   counter_values(s, values);
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
@@ -212,11 +246,13 @@ void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   fits = fits && append(json, sizeof json, used,
                         "  \"resolved_by\": \"%s\",\n  \"cudnn_library\": \"%s\",\n  \"cudnn_libraries\": %d,\n"
                         "  \"cudart_resolved_by\": \"%s\",\n  \"verify\": %s,\n  \"variant_packs\": %s,\n"
-                        "  \"graphs\": %s,\n  \"disabled\": %s\n}\n",
+                        "  \"graphs\": %s,\n  \"dlsym\": %s,\n  \"disabled\": %s,\n  \"cudnn_unseen\": \"%s\",\n"
+                        "  \"dlsym_callers\": ",
                         how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn),
                         how_found(Library::kCudart), cfg.verify ? "true" : "false",
                         cfg.variant_packs ? "true" : "false", cfg.variant_packs && cfg.graphs ? "true" : "false",
-                        cfg.disable ? "true" : "false");
+                        cfg.dlsym ? "true" : "false", cfg.disable ? "true" : "false", unseen_json);
+  fits = fits && append_dlsym_callers(json, sizeof json, used) && append(json, sizeof json, used, "\n}\n");
   if (fits) replace_file(path, json, used);
 }
 
@@ -247,8 +283,21 @@ void write_stderr(const cudnn_fastpath_stats_t& s) {
 }
 
 __attribute__((destructor)) void report_at_exit() {
-  if (!cudnn_calls_seen()) return;
   const Config& cfg = config();
+  if (!cfg.wants_report() && !cfg.verbose) return;
+  if (!cudnn_calls_seen()) {
+    // A forked child that made no call stays silent, whatever its parent did.
+    if (getpid() != g_load_pid) return;
+    char unseen[512];
+    unseen_cudnn(unseen);
+    if (unseen[0] == '\0') return;  // no cuDNN in the process: nothing to say
+    // A copy that follows sees no calls of its own: the leader (the first copy) speaks.
+    LoadedObject first;
+    if (!first_shim_copy(first) || first.begin != own_object().begin) return;
+    log_line("%s is loaded but no cuDNN call reached the shim: its callers bind around it (a dlvsym lookup, "
+             "CUDNN_FASTPATH_DLSYM=0, or a shim loaded after they took cuDNN's functions)",
+             unseen);
+  }
   if (!cfg.wants_report()) return;
   const cudnn_fastpath_stats_t s = gather();
   if (cfg.stats) write_stderr(s);

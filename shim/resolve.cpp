@@ -287,6 +287,42 @@ const Binding* resolve(Library library, const LoadedObject* caller) noexcept {
   return publish(found, definitions, defined);
 }
 
+const Binding* resolve_in_handle(Library library, void* handle) noexcept {
+  Binding found;
+  found.library = library;
+  found.found_by = FoundBy::kDlsymHandle;
+  Definition definitions[kTableSize];
+  int defined = 0;
+  for (int i = 0; i < kTableSize; ++i) {
+    if (kTable[i].library != library) continue;
+    Definition d;
+    if (!acceptable(dlsym(handle, kTable[i].name), nullptr, d, FoundBy::kDlsymHandle)) {
+      if (kTable[i].required) return nullptr;
+      continue;
+    }
+    *slot_of(found.real, i) = d.address;
+    definitions[defined++] = d;
+  }
+  if (defined == 0) return nullptr;
+  found.base = definitions[0].base;
+  Dl_info info{};
+  if (dladdr(definitions[0].address, &info) != 0 && info.dli_fname != nullptr)
+    std::snprintf(found.object, sizeof found.object, "%s", info.dli_fname);
+  const Binding* published = publish(found, definitions, defined);
+  return published->found_by == FoundBy::kNotFound ? nullptr : published;
+}
+
+void* real_pointer(const Binding& binding, const char* name) noexcept {
+  for (int i = 0; i < kTableSize; ++i)
+    if (std::strcmp(kTable[i].name, name) == 0) return *slot_of(const_cast<RealSymbols&>(binding.real), i);
+  return nullptr;
+}
+
+bool is_library_file(Library library, const char* path) noexcept {
+  const char* prefix = kLibraries[static_cast<int>(library)].walk_prefix;
+  return std::strncmp(base_name(path), prefix, std::strlen(prefix)) == 0;
+}
+
 const Binding* first_binding(Library library) noexcept {
   const int claimed = g_claimed.load(std::memory_order_relaxed);
   for (int i = 0; i < claimed && i < kMaxBindings; ++i)
@@ -322,6 +358,7 @@ const char* to_string(FoundBy found_by) noexcept {
     case FoundBy::kNoload: return "noload";
     case FoundBy::kLoadedWalk: return "loaded_walk";
     case FoundBy::kEnvPath: return "env_path";
+    case FoundBy::kDlsymHandle: return "dlsym_handle";
   }
   return "?";
 }

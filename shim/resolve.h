@@ -12,4 +12,16 @@ namespace cudnn_fastpath::shim {
 // threads resolving at once both succeed, and may publish two equal bindings.
 const Binding* resolve(Library library, const LoadedObject* caller) noexcept;
 
+// The binding `handle` (from dlopen) leads to: each name as dlsym(handle, name) finds it, which is
+// what a program that looks the names up in that handle calls. nullptr when the handle lacks a
+// required name or leads into a copy of the shim. Calls the loader, holds no lock.
+const Binding* resolve_in_handle(Library library, void* handle) noexcept;
+
+// The pointer `binding` holds for `name`; nullptr for a name not in the table.
+void* real_pointer(const Binding& binding, const char* name) noexcept;
+
+// Whether the file `path` is one of `library`'s objects, by its name: libcudnn*, libcudart*,
+// libcuda.*.
+bool is_library_file(Library library, const char* path) noexcept;
+
 }  // namespace cudnn_fastpath::shim

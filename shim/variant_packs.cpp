@@ -208,12 +208,12 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
                                                            cudnnBackendDescriptor_t* descriptor) noexcept {
   const std::uint32_t m = current_mode();
   if (__builtin_expect(m & mode::kFollower, 0)) return leader().backend_create_descriptor(caller, type, descriptor);
-  bool from_cudnn = false;
-  const Binding& library = binding_for(Library::kCudnn, caller, from_cudnn);
+  bool proxies = false;
+  const Binding& library = binding_for(Library::kCudnn, caller, proxies);
   const RealSymbols& real = library.real;
   if (real.cudnnBackendCreateDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
-      from_cudnn || real.cudnnBackendFinalize == nullptr)
+      !proxies || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   Proxy* p = make_proxy(library);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);

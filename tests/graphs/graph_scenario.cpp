@@ -5,7 +5,12 @@
 //
 //   graph_scenario_linked  CASE        the program links libcudnn (the stub) directly
 //   graph_scenario_dlopen  MODE CASE   global: dlopen(libcudnn, RTLD_GLOBAL);
-//                                      local: dlopen(framework, RTLD_LOCAL), PyTorch's case
+//                                      local: dlopen(framework, RTLD_LOCAL), PyTorch's case;
+//                                      dlsym: dlopen(libcudnn, RTLD_LOCAL) and every function
+//                                      taken with dlsym on that handle, JAX's case;
+//                                      dlsym_library: a library that does that, RTLD_LOCAL;
+//                                      dlsym_around: as dlsym, but cudnnBackendExecute taken
+//                                      with glibc's own dlsym, around any interposer of dlsym
 //
 // Every op is checked against what the stub ran for it (on the calling thread): the plan, the
 // uids, pointers and workspace, and the by-value bytes as they were when the op was made. Common
@@ -56,29 +61,53 @@ PackApi g_api;
 #ifdef GRAPH_SCENARIO_LINKED
 void load_api(const char*) { g_api = linked_pack_api(); }
 #else
+// The calls from `functions` (RTLD_DEFAULT, or a handle of libcudnn), the stub's controls from
+// `controls`; cudnnBackendExecute with glibc's own dlsym when `execute_around`, a lookup no
+// interposer of dlsym sees.
+void take_api(void* functions, void* controls, bool execute_around = false) {
+  must_dlsym(g_api.create_handle, functions, "cudnnCreate");
+  must_dlsym(g_api.destroy_handle, functions, "cudnnDestroy");
+  must_dlsym(g_api.set_stream, functions, "cudnnSetStream");
+  must_dlsym(g_api.create, functions, "cudnnBackendCreateDescriptor");
+  must_dlsym(g_api.destroy, functions, "cudnnBackendDestroyDescriptor");
+  must_dlsym(g_api.set, functions, "cudnnBackendSetAttribute");
+  must_dlsym(g_api.get, functions, "cudnnBackendGetAttribute");
+  must_dlsym(g_api.finalize, functions, "cudnnBackendFinalize");
+  must_dlsym(g_api.initialize, functions, "cudnnBackendInitialize");
+  if (execute_around) {
+    // glibc's dlsym, taken by version: a shim that exports dlsym does not export dlvsym.
+    using Dlsym = void* (*)(void*, const char*);
+    auto glibc_dlsym = reinterpret_cast<Dlsym>(dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5"));
+    if (glibc_dlsym == nullptr) die("dlvsym(dlsym)");
+    g_api.execute = reinterpret_cast<decltype(g_api.execute)>(glibc_dlsym(functions, "cudnnBackendExecute"));
+    if (g_api.execute == nullptr) die("cudnnBackendExecute");
+  } else {
+    must_dlsym(g_api.execute, functions, "cudnnBackendExecute");
+  }
+  must_dlsym(g_api.populate_cuda_graph, functions, "cudnnBackendPopulateCudaGraph");
+  must_dlsym(g_api.update_cuda_graph, functions, "cudnnBackendUpdateCudaGraph");
+  must_dlsym(g_api.created, controls, "stubbackend_created");
+  must_dlsym(g_api.live, controls, "stubbackend_live");
+  must_dlsym(g_api.counters, controls, "stubbackend_counters");
+  must_dlsym(g_api.cudnn_counters, controls, "stubcudnn_counters");
+  must_dlsym(g_api.last_execution, controls, "stubbackend_last_execution");
+  must_dlsym(g_api.last_call, controls, "stubbackend_last_call");
+  must_dlsym(g_api.create_pack_internally, controls, "stubbackend_create_pack_internally");
+  must_dlsym(g_api.set_engine_workspace, controls, "stubbackend_set_engine_workspace");
+}
+
 void load_api(const char* mode) {
   if (std::strcmp(mode, "global") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
-    must_dlsym(g_api.create_handle, RTLD_DEFAULT, "cudnnCreate");
-    must_dlsym(g_api.destroy_handle, RTLD_DEFAULT, "cudnnDestroy");
-    must_dlsym(g_api.set_stream, RTLD_DEFAULT, "cudnnSetStream");
-    must_dlsym(g_api.create, RTLD_DEFAULT, "cudnnBackendCreateDescriptor");
-    must_dlsym(g_api.destroy, RTLD_DEFAULT, "cudnnBackendDestroyDescriptor");
-    must_dlsym(g_api.set, RTLD_DEFAULT, "cudnnBackendSetAttribute");
-    must_dlsym(g_api.get, RTLD_DEFAULT, "cudnnBackendGetAttribute");
-    must_dlsym(g_api.finalize, RTLD_DEFAULT, "cudnnBackendFinalize");
-    must_dlsym(g_api.initialize, RTLD_DEFAULT, "cudnnBackendInitialize");
-    must_dlsym(g_api.execute, RTLD_DEFAULT, "cudnnBackendExecute");
-    must_dlsym(g_api.populate_cuda_graph, RTLD_DEFAULT, "cudnnBackendPopulateCudaGraph");
-    must_dlsym(g_api.update_cuda_graph, RTLD_DEFAULT, "cudnnBackendUpdateCudaGraph");
-    must_dlsym(g_api.created, cudnn, "stubbackend_created");
-    must_dlsym(g_api.live, cudnn, "stubbackend_live");
-    must_dlsym(g_api.counters, cudnn, "stubbackend_counters");
-    must_dlsym(g_api.cudnn_counters, cudnn, "stubcudnn_counters");
-    must_dlsym(g_api.last_execution, cudnn, "stubbackend_last_execution");
-    must_dlsym(g_api.last_call, cudnn, "stubbackend_last_call");
-    must_dlsym(g_api.create_pack_internally, cudnn, "stubbackend_create_pack_internally");
-    must_dlsym(g_api.set_engine_workspace, cudnn, "stubbackend_set_engine_workspace");
+    take_api(RTLD_DEFAULT, cudnn);
+  } else if (std::strcmp(mode, "dlsym") == 0 || std::strcmp(mode, "dlsym_around") == 0) {
+    void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+    take_api(cudnn, cudnn, std::strcmp(mode, "dlsym_around") == 0);
+  } else if (std::strcmp(mode, "dlsym_library") == 0) {
+    void* framework = must_dlopen(DLSYM_FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
+    const PackApi* (*api)() = nullptr;
+    must_dlsym(api, framework, "pack_framework_api");
+    g_api = *api();
   } else if (std::strcmp(mode, "local") == 0) {
     void* framework = must_dlopen(FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
     const PackApi* (*api)() = nullptr;

@@ -23,7 +23,9 @@ using namespace cudnn_fastpath::test;
 
 namespace {
 
-const char* const kModes[] = {"linked", "global", "local"};
+// dlsym and dlsym_library: JAX's way to cuDNN (every function taken with dlsym on a handle of its
+// own), reached through the shim's exported dlsym (tests/dlsym).
+const char* const kModes[] = {"linked", "global", "local", "dlsym", "dlsym_library"};
 
 struct Outcome {
   ProcessResult process;

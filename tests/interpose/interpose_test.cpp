@@ -212,7 +212,7 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
   CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_TEST_KEY)
 #undef CUDNN_FASTPATH_TEST_KEY
   for (const char* k : {"resolved_by", "cudnn_library", "cudnn_libraries", "cudart_resolved_by", "verify",
-                        "variant_packs", "graphs", "disabled"})
+                        "variant_packs", "graphs", "dlsym", "disabled", "cudnn_unseen", "dlsym_callers"})
     expected.push_back(k);
   CHECK(keys == expected);
 }

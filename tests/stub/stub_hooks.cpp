@@ -18,3 +18,19 @@ extern "C" cudnnStatus_t stubbackend_create_pack_internally(cudnnBackendDescript
   asm volatile("" ::: "memory");
   return status;
 }
+
+// cuDNN 9 opens its sub-libraries and takes their functions with dlsym: this looks `name` up the
+// same way, from inside libcudnn, in the handle of the library this hook lies in. An interposer
+// of dlsym must answer it exactly as glibc does.
+#include <dlfcn.h>
+
+extern "C" void* stubcudnn_lookup_own(const char* name) {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&stubcudnn_lookup_own), &info) == 0) return nullptr;
+  void* self = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  if (self == nullptr) return nullptr;
+  void* found = dlsym(self, name);
+  asm volatile("" ::: "memory");  // the lookup above is a call from here, not a jump
+  dlclose(self);
+  return found;
+}

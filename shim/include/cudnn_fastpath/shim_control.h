@@ -62,7 +62,9 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(graph_refusals_churn, "graph replay", "churn", "direct for good: by-value bytes that kept changing") \
   X(graph_refusals_failed, "graph replay", "failed", "direct for good: a failed capture or instantiation, or no driver") \
   X(graph_refusals_full, "graph replay", "full", "direct: every entry of the graph cache's set in use") \
-  X(graph_evictions, "graph replay", "evicted", "graphs destroyed to make room")
+  X(graph_evictions, "graph replay", "evicted", "graphs destroyed to make room")                      \
+  X(dlsym_handed_out, "dlsym", "handed out", "lookups of an interposed name answered with the shim's function") \
+  X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library")
 
 typedef struct cudnn_fastpath_stats {
   uint32_t size;         /* bytes the shim filled: the caller's size or its own, the smaller */

@@ -1,0 +1,37 @@
+/* The shim's exported dlsym (dlsym_reach.h). x86-64 only (the one platform the shim is built and
+   checked for): it must reach glibc's dlsym by a jump, never a call, so that glibc sees the
+   original caller's return address; a C function cannot promise a tail call. */
+#if defined(__x86_64__)
+        .text
+        .globl  dlsym
+        .type   dlsym, @function
+        .p2align 4
+dlsym:
+        .cfi_startproc
+        test    %rdi, %rdi              /* RTLD_DEFAULT */
+        je      1f
+        cmp     $-1, %rdi               /* RTLD_NEXT */
+        je      1f
+        jmp     cudnn_fastpath_dlsym_in_handle
+1:      mov     cudnn_fastpath_real_dlsym(%rip), %rax   /* an aligned load: atomic on x86-64 */
+        test    %rax, %rax
+        je      2f
+        jmp     *%rax
+2:      push    %rdi
+        .cfi_adjust_cfa_offset 8
+        push    %rsi
+        .cfi_adjust_cfa_offset 8
+        sub     $8, %rsp                /* the call below on a 16-byte boundary */
+        .cfi_adjust_cfa_offset 8
+        call    cudnn_fastpath_find_real_dlsym
+        add     $8, %rsp
+        .cfi_adjust_cfa_offset -8
+        pop     %rsi
+        .cfi_adjust_cfa_offset -8
+        pop     %rdi
+        .cfi_adjust_cfa_offset -8
+        jmp     *%rax
+        .cfi_endproc
+        .size   dlsym, .-dlsym
+#endif
+        .section .note.GNU-stack,"",@progbits

@@ -1,0 +1,106 @@
+// A dlsym scenario program: lookups the shim's exported dlsym must answer exactly as glibc does,
+// checked against glibc's own dlsym (taken with dlvsym, which the shim does not export). It prints
+// key=value lines for dlsym_test.cpp to judge, and runs with or without the shim.
+//
+//   dlsym_scenario next     RTLD_NEXT and RTLD_DEFAULT lookups from a library, three names
+//   dlsym_scenario dlerror  dlerror() after a failed lookup, and after a handed-out one
+//   dlsym_scenario self     libcudnn looking up its own functions
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "tests/support/must_load.h"
+
+[[noreturn]] void die(const char* what) {
+  std::fprintf(stderr, "dlsym scenario: %s\n", what);
+  std::exit(3);
+}
+
+extern "C" int dlsym_probe_agrees(void* where, const char* name, void** found);
+extern "C" int dlsym_probe_symbol;
+
+namespace {
+
+using Dlsym = void* (*)(void*, const char*);
+
+Dlsym glibc_dlsym() {
+  auto found = reinterpret_cast<Dlsym>(dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5"));
+  if (found == nullptr) die("dlvsym(dlsym)");
+  return found;
+}
+
+void print(const char* key, long long value) { std::printf("%s=%lld\n", key, value); }
+
+// The library a pointer lies in, by file name.
+bool lies_in(void* pointer, const char* file_part) {
+  Dl_info info{};
+  return pointer != nullptr && dladdr(pointer, &info) != 0 && info.dli_fname != nullptr &&
+         std::strstr(info.dli_fname, file_part) != nullptr;
+}
+
+void next() {
+  // dlsym_probe_symbol: the next one after libdlsym_probe.so is libdlsym_probe_after.so's;
+  // cudnnSetStream: an interposed name (the shim's own definition is in the global scope);
+  // puts: neither.
+  for (const char* name : {"dlsym_probe_symbol", "cudnnSetStream", "puts"}) {
+    void* found = nullptr;
+    const std::string n = name;
+    print(("next_agrees." + n).c_str(), dlsym_probe_agrees(RTLD_NEXT, name, &found));
+    if (n == "dlsym_probe_symbol") print("next_is_after", lies_in(found, "dlsym_probe_after"));
+    print(("default_agrees." + n).c_str(), dlsym_probe_agrees(RTLD_DEFAULT, name, &found));
+  }
+}
+
+void dlerror_case() {
+  void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+  const Dlsym glibc = glibc_dlsym();
+  dlerror();
+  void* missing = dlsym(cudnn, "cudnnNoSuchFunction");
+  const char* error = dlerror();
+  const std::string through = error ? error : "";
+  glibc(cudnn, "cudnnNoSuchFunction");
+  error = dlerror();
+  const std::string direct = error ? error : "";
+  print("missing_is_null", missing == nullptr);
+  print("message_same", !through.empty() && through == direct);
+  print("second_read_null", dlerror() == nullptr);
+  // An error pending, then a lookup the shim answers with its own function: glibc clears the
+  // pending error at every call; the shim's answer must leave no error of its own either.
+  dlsym(cudnn, "cudnnNoSuchFunction");
+  void* execute = dlsym(cudnn, "cudnnBackendExecute");
+  print("cleared_after_interposed", dlerror() == nullptr);
+  glibc(cudnn, "cudnnNoSuchFunction");
+  glibc(cudnn, "cudnnBackendExecute");
+  print("cleared_by_glibc", dlerror() == nullptr);
+  print("execute_handed_out", execute != nullptr && execute != glibc(cudnn, "cudnnBackendExecute"));
+  print("execute_in_shim", lies_in(execute, "cudnn_fastpath"));
+  // A name the shim does not interpose is glibc's answer.
+  print("get_version_same", dlsym(cudnn, "cudnnGetVersion") == glibc(cudnn, "cudnnGetVersion"));
+}
+
+void self() {
+  void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+  const Dlsym glibc = glibc_dlsym();
+  void* (*lookup_own)(const char*) = nullptr;
+  must_dlsym(lookup_own, cudnn, "stubcudnn_lookup_own");
+  for (const char* name : {"cudnnBackendExecute", "cudnnSetStream"}) {
+    const std::string key = std::string("own_lookup_real.") + name;
+    print(key.c_str(), lookup_own(name) == glibc(cudnn, name) && lies_in(lookup_own(name), "libcudnn"));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self");
+  const std::string which = argv[1];
+  if (which == "next") next();
+  else if (which == "dlerror") dlerror_case();
+  else if (which == "self") self();
+  else die("unknown case");
+  print("probe", dlsym_probe_symbol);  // the program binds to the first library's
+  return 0;
+}

@@ -1,0 +1,175 @@
+// The shim's dlsym way in (shim/dlsym_reach.h), under LD_PRELOAD, against the stub libcudnn
+// (label: dlsym).
+//
+// dlsym_scenario checks lookups that must come out exactly as glibc's, each against glibc's own
+// dlsym called from the same object. graph_scenario (tests/graphs) in its dlsym load modes stands
+// for JAX/XLA: a program, or a library opened RTLD_LOCAL, that opens libcudnn RTLD_LOCAL and takes
+// every function with dlsym on that handle; the graphs suite runs all its cases in those modes too,
+// and this one adds what only dlsym changes: the statistics, the switch, the unseen cuDNN, a
+// caller that took cudnnBackendExecute around the shim, two copies of the shim.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/support/process.h"
+
+using namespace cudnn_fastpath::test;
+
+namespace {
+
+struct Outcome {
+  ProcessResult process;
+  std::map<std::string, std::string> values;
+
+  long long operator[](const std::string& key) const {
+    const auto it = values.find(key);
+    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
+    REQUIRE(it != values.end());
+    return std::stoll(it->second);
+  }
+};
+
+Outcome run(const std::vector<std::string>& argv, const std::vector<EnvChange>& extra, bool preload = true) {
+  std::vector<EnvChange> env = env_without_shim();
+  if (preload) env.push_back({"LD_PRELOAD", SHIM_PATH});
+  env.insert(env.end(), extra.begin(), extra.end());
+  Outcome o{run_process(argv, env), {}};
+  o.values = key_values(o.process.out);
+  INFO(argv[0] << " " << argv.back() << " exited " << o.process.exit_code << "\nstdout:\n"
+                << o.process.out << "stderr:\n" << o.process.err);
+  REQUIRE(o.process.exit_code == 0);
+  return o;
+}
+
+Outcome scenario(const std::string& which, bool preload = true, const std::vector<EnvChange>& extra = {}) {
+  return run({DLSYM_SCENARIO, which}, extra, preload);
+}
+
+Outcome steady(const std::string& mode, const std::vector<EnvChange>& extra = {}, bool preload = true) {
+  return run({GRAPH_SCENARIO_DLOPEN, mode, "steady"}, extra, preload);
+}
+
+long long json_count(const std::string& json, const std::string& key) {
+  std::smatch m;
+  INFO("key " << key << " in\n" << json);
+  REQUIRE(std::regex_search(json, m, std::regex("\"" + key + "\": ([0-9]+)")));
+  return std::stoll(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("RTLD_NEXT and RTLD_DEFAULT lookups return what glibc returns to their caller", "[dlsym]") {
+  for (const bool preload : {false, true}) {
+    INFO((preload ? "under the shim" : "without it"));
+    const Outcome o = scenario("next", preload);
+    for (const char* name : {"dlsym_probe_symbol", "cudnnSetStream", "puts"}) {
+      INFO(name);
+      CHECK(o[std::string("next_agrees.") + name] == 1);
+      CHECK(o[std::string("default_agrees.") + name] == 1);
+    }
+    CHECK(o["next_is_after"] == 1);  // relative to the library that asked, not to the shim
+    CHECK(o["probe"] == 1);
+  }
+}
+
+TEST_CASE("dlerror() after a failed lookup is glibc's message, and a handed-out name leaves no error", "[dlsym]") {
+  const Outcome plain = scenario("dlerror", false);
+  CHECK(plain["execute_handed_out"] == 0);  // the premise: without the shim, glibc's answer
+
+  const Outcome o = scenario("dlerror");
+  CHECK(o["missing_is_null"] == 1);
+  CHECK(o["message_same"] == 1);
+  CHECK(o["second_read_null"] == 1);
+  CHECK(o["cleared_after_interposed"] == o["cleared_by_glibc"]);
+  CHECK(o["execute_handed_out"] == 1);
+  CHECK(o["execute_in_shim"] == 1);
+  CHECK(o["get_version_same"] == 1);
+}
+
+TEST_CASE("cuDNN's lookups of its own functions pass through", "[dlsym]") {
+  const Outcome o = scenario("self");
+  CHECK(o["own_lookup_real.cudnnBackendExecute"] == 1);
+  CHECK(o["own_lookup_real.cudnnSetStream"] == 1);
+}
+
+TEST_CASE("a program that never loads cuDNN: its lookups are glibc's and the shim says nothing", "[dlsym]") {
+  const Outcome o = run({DLSYM_PLAIN}, {{"CUDNN_FASTPATH_STATS", "1"}});
+  CHECK(o["cos_same"] == 1);
+  CHECK(o["missing_null"] == 1);
+  CHECK(o["next_same"] == 1);
+  CHECK(o.process.err.empty());
+}
+
+TEST_CASE("statistics: the names handed out through dlsym, and to which object", "[dlsym][stats]") {
+  const std::string dir = make_temp_dir();
+  for (const std::string mode : {"dlsym", "dlsym_library"}) {
+    INFO("mode " << mode);
+    const std::string file = dir + "/" + mode + ".json";
+    const Outcome o = steady(mode, {{"CUDNN_FASTPATH_STATS_FILE", file}, {"CUDNN_FASTPATH_STATS", "1"}});
+    CHECK(o["execute_calls"] == 3);  // replayed: two direct, one captured
+    CHECK(o["launches"] == 98);
+    const std::string json = read_file(file);
+    CHECK(json_count(json, "dlsym_handed_out") == 12);  // every interposed name the program takes
+    CHECK(json_count(json, "dlsym_declined") == 0);
+    CHECK(json_count(json, "pack_hits") == 99);
+    const std::string object = mode == "dlsym" ? "program" : "libdlsym_framework.so";
+    CHECK(std::regex_search(json, std::regex("\"dlsym_callers\": \\[\\{\"object\": \"[^\"]*" + object +
+                                             "\", \"names\": 12, \"declined\": false\\}\\]")));
+    CHECK(json.find("\"resolved_by\": \"dlsym_handle\"") != std::string::npos);
+    CHECK(o.process.err.find("dlsym: 12 handed out, 0 left to the library") != std::string::npos);
+  }
+}
+
+TEST_CASE("a caller that took cudnnBackendExecute around the shim gets real variant packs only", "[dlsym]") {
+  const std::string file = make_temp_dir() + "/around.json";
+  const Outcome o = steady("dlsym_around", {{"CUDNN_FASTPATH_STATS_FILE", file}});
+  CHECK(o["failures"] == 0);  // a proxy reaching cuDNN's own execute would fail every op
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["execute_calls"] == 100);
+  const std::string json = read_file(file);
+  CHECK(json_count(json, "packs_proxied") == 0);
+  CHECK(json_count(json, "dlsym_handed_out") == 11);
+}
+
+TEST_CASE("CUDNN_FASTPATH_DLSYM=0 and --no-dlsym leave the lookups alone, and one line says cuDNN was unseen",
+          "[dlsym][config]") {
+  const std::string file = make_temp_dir() + "/off.json";
+  const Outcome o = steady("dlsym", {{"CUDNN_FASTPATH_DLSYM", "0"}, {"CUDNN_FASTPATH_STATS", "1"},
+                                     {"CUDNN_FASTPATH_STATS_FILE", file}});
+  CHECK(o["execute_calls"] == 100);
+  CHECK(o["launches"] == 0);
+  CHECK(o["failures"] == 0);
+  CHECK(o.process.err.find("libcudnn.so.9 is loaded but no cuDNN call reached the shim") != std::string::npos);
+  const std::string json = read_file(file);
+  CHECK(std::regex_search(json, std::regex("\"cudnn_unseen\": \"[^\"]*libcudnn.so.9\"")));
+  CHECK(json.find("\"dlsym\": false") != std::string::npos);
+
+  const Outcome launched = run({LAUNCHER_BUILD, "--no-dlsym", "--verbose", "--", GRAPH_SCENARIO_DLOPEN, "dlsym",
+                                "steady"},
+                               {}, false);
+  CHECK(launched["execute_calls"] == 100);
+  CHECK(launched.process.err.find("no cuDNN call reached the shim") != std::string::npos);
+
+  const Outcome bad = steady("dlsym", {{"CUDNN_FASTPATH_DLSYM", "maybe"}});
+  CHECK(bad["execute_calls"] == 3);  // the default, on
+  CHECK(bad.process.err.find("CUDNN_FASTPATH_DLSYM=maybe is not a boolean") != std::string::npos);
+}
+
+TEST_CASE("two copies of the shim preloaded: the first one's dlsym hands out, one table serves", "[dlsym][copies]") {
+  const std::string copy = make_temp_dir() + "/libcudnn_fastpath_copy.so";
+  REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
+  for (const std::string mode : {"dlsym", "dlsym_library"}) {
+    INFO("mode " << mode);
+    const Outcome o = steady(mode, {{"LD_PRELOAD", std::string(SHIM_PATH) + ":" + copy}}, false);
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["execute_calls"] == 3);
+    CHECK(o["launches"] == 98);
+  }
+  const Outcome next = run({DLSYM_SCENARIO, "next"}, {{"LD_PRELOAD", std::string(SHIM_PATH) + ":" + copy}}, false);
+  CHECK(next["next_agrees.dlsym_probe_symbol"] == 1);
+  CHECK(next["next_is_after"] == 1);
+}
