@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/glibc_dlsym.h"
+
 #ifndef CUDNN_LIBRARY_PATH
 #define CUDNN_LIBRARY_PATH "libcudnn.so.9"
 #endif
@@ -107,9 +109,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot load %s: %s\n", options.library.c_str(), dlerror());
     return 1;
   }
-  const auto real_set = reinterpret_cast<SetStream>(dlsym(library, "cudnnSetStream"));
-  const auto real_get = reinterpret_cast<GetStream>(dlsym(library, "cudnnGetStream"));
-  const auto real_create = reinterpret_cast<Create>(dlsym(library, "cudnnCreate"));
+  const auto real_set = reinterpret_cast<SetStream>(glibc_dlsym(library, "cudnnSetStream"));
+  const auto real_get = reinterpret_cast<GetStream>(glibc_dlsym(library, "cudnnGetStream"));
+  const auto real_create = reinterpret_cast<Create>(glibc_dlsym(library, "cudnnCreate"));
   const auto interposed_set = reinterpret_cast<SetStream>(dlsym(RTLD_DEFAULT, "cudnnSetStream"));
   if (!real_set || !real_get || !real_create || !interposed_set) {
     std::fprintf(stderr, "cudnnSetStream, cudnnGetStream or cudnnCreate not found\n");

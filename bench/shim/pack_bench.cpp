@@ -25,6 +25,7 @@
 
 #include "bench/shim/other_code.h"
 #include "tests/packs/pack_api.h"
+#include "tests/support/glibc_dlsym.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
 
@@ -38,7 +39,7 @@ namespace {
 template <typename T>
 void stub_function(T& out, const char* name) {
   void* library = dlopen("libcudnn.so.9", RTLD_NOLOAD | RTLD_LAZY);
-  void* symbol = library ? dlsym(library, name) : nullptr;
+  void* symbol = library ? glibc_dlsym(library, name) : nullptr;
   if (symbol == nullptr) die("the stub libcudnn.so.9 is not loaded");
   out = reinterpret_cast<T>(symbol);
 }

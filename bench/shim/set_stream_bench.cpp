@@ -14,6 +14,7 @@
 
 #include "table/stream_table.h"
 #include "tests/stub/stub_control.h"
+#include "tests/support/glibc_dlsym.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ using SetStream = cudnnStatus_t (*)(cudnnHandle_t, cudaStream_t);
 
 SetStream stub_function(const char* name) {
   void* library = dlopen("libcudnn.so.9", RTLD_NOLOAD | RTLD_LAZY);
-  void* symbol = library ? dlsym(library, name) : nullptr;
+  void* symbol = library ? glibc_dlsym(library, name) : nullptr;
   if (symbol == nullptr) {
     std::fprintf(stderr, "the stub libcudnn.so.9 is not loaded\n");
     std::exit(1);
@@ -116,7 +117,7 @@ using StreamDestroy = cudaError_t (*)(cudaStream_t);
 template <typename Function>
 Function cudart_function(const char* name) {
   void* library = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
-  void* symbol = library ? dlsym(library, name) : nullptr;
+  void* symbol = library ? glibc_dlsym(library, name) : nullptr;
   if (symbol == nullptr) {
     std::fprintf(stderr, "the stub libcudart.so.13 is not loaded\n");
     std::exit(1);

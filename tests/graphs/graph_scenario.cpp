@@ -30,6 +30,7 @@
 
 #include "tests/packs/pack_api.h"
 #include "tests/stub/stub_cuda.h"
+#include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
@@ -75,10 +76,6 @@ void take_api(void* functions, void* controls, bool execute_around = false) {
   must_dlsym(g_api.finalize, functions, "cudnnBackendFinalize");
   must_dlsym(g_api.initialize, functions, "cudnnBackendInitialize");
   if (execute_around) {
-    // glibc's dlsym, taken by version: a shim that exports dlsym does not export dlvsym.
-    using Dlsym = void* (*)(void*, const char*);
-    auto glibc_dlsym = reinterpret_cast<Dlsym>(dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5"));
-    if (glibc_dlsym == nullptr) die("dlvsym(dlsym)");
     g_api.execute = reinterpret_cast<decltype(g_api.execute)>(glibc_dlsym(functions, "cudnnBackendExecute"));
     if (g_api.execute == nullptr) die("cudnnBackendExecute");
   } else {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
 #include "tests/interpose/scenario.h"
 
@@ -18,9 +19,6 @@ template <typename Function>
 Function around_shim(const char* name) {
   void* library = dlopen("libcudnn.so.9", RTLD_NOLOAD | RTLD_LAZY);
   if (library == nullptr) die("libcudnn.so.9 is not loaded");
-  using Dlsym = void* (*)(void*, const char*);
-  const auto glibc_dlsym = reinterpret_cast<Dlsym>(dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5"));
-  if (glibc_dlsym == nullptr) die("dlvsym(dlsym)");
   const auto real = reinterpret_cast<Function>(glibc_dlsym(library, name));
   if (real == nullptr) die(name);
   return real;
