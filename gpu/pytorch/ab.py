@@ -67,6 +67,8 @@ WORKLOADS = {
                 "what": "one training step of the 16-layer network, fp32, batch 2 (forward, backward, SGD with lr 0)"},
     "sdpa_train": {"timed": 2, "warmup": 1, "compare": False,
                    "what": "cuDNN SDPA forward and backward, bf16 1x8x128x64, not causal"},
+    "eval16_half": {"timed": 2, "warmup": 1,
+                    "what": "eval16 in fp16, channels-last (the issue's prototype measured this layout)"},
     "eval16_big": {"timed": 2, "warmup": 1,
                    "what": f"one forward of the 16-layer network, batch {256}, 32x32, eval: the GPU is the bottleneck"},
 }
@@ -381,9 +383,12 @@ def make_workload(name, torch, workload, device):
             return (q.grad,)
         return step, stack
     stack.enter_context(torch.no_grad())
-    if name in ("eval16", "eval16_big"):
+    if name in ("eval16", "eval16_big", "eval16_half"):
         net = workload.make_net(device).eval()
         x = workload.make_inputs(1, BIG_BATCH if name == "eval16_big" else 1, device)[0]
+        if name == "eval16_half":
+            net = net.half().to(memory_format=torch.channels_last)
+            x = x.half().to(memory_format=torch.channels_last)
 
         def step():
             return net(x)  # (logits, features)
