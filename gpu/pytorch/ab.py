@@ -37,6 +37,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
+sys.path.insert(0, str(HERE.parent))
+from abstats import bootstrap_mean_ci, paired_summary, percentile  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
+
 # The shim's feature bits (cudnn_fastpath_set_features) and the conditions compared.
 SET_STREAM, PACKS, GRAPHS = 1, 2, 4
 ALL = SET_STREAM | PACKS | GRAPHS
@@ -87,49 +90,20 @@ STARTUP_GRACE_S = 90  # a child's start (torch, CUDA, cuDNN plans) and minimum r
 
 
 # ------------------------------------------------------------------------------------------------
-# Statistics (pure Python, used by the parent)
-
-def percentile(sorted_values, fraction):
-    """Linear interpolation between the closest ranks (numpy's default)."""
-    position = fraction * (len(sorted_values) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(sorted_values) - 1)
-    return sorted_values[low] + (sorted_values[high] - sorted_values[low]) * (position - low)
-
-
-def bootstrap_mean_ci(values, resamples=10_000, seed=0, level=0.95):
-    """Percentile bootstrap interval of the mean of values: resample with replacement, same size."""
-    if not values:
-        return None
-    rng = random.Random(seed)  # a str seed is hashed with SHA-512: the same interval every run
-    n = len(values)
-    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(resamples))
-    tail = (1 - level) / 2
-    return percentile(means, tail), percentile(means, 1 - tail)
-
+# Statistics (pure Python, used by the parent): gpu/abstats.py, shared with the dlsym A/Bs
 
 def analyse_condition(workload, condition, metric, pairs, seed, resamples):
     """One row of the table: the pairs of one workload and condition, one metric."""
     key = f"{metric}_ns"
     off = [p["off"][key] for p in pairs]
     on = [p["on"][key] for p in pairs]
-    gains = [a - b for a, b in zip(off, on)]  # per iteration; positive: faster with the feature
     row = {"workload": workload, "condition": CONDITION_NAMES[condition], "features": condition,
            "metric": metric, "pairs": len(pairs),
            # Blocks where the shim did not report the features asked for (see the child's switch).
            "features_not_as_asked": sum(p["off"]["in_effect"] != 0 or p["on"]["in_effect"] != condition
                                         for p in pairs)}
-    if not pairs:
-        return row
-    mean_off = statistics.fmean(off)
-    mean_gain = statistics.fmean(gains)
-    low, high = bootstrap_mean_ci(gains, resamples, seed=f"{seed}/{workload}/{condition}/{metric}")
-    row.update({"off_median_ns": statistics.median(off), "on_median_ns": statistics.median(on),
-                "gain_median_ns": statistics.median(gains), "gain_mean_ns": mean_gain,
-                "ci_low_ns": low, "ci_high_ns": high, "ci_excludes_zero": low > 0 or high < 0,
-                # Mean gain over mean off time: the share of the off blocks' time the feature saved.
-                "gain_percent": 100 * mean_gain / mean_off,
-                "ci_low_percent": 100 * low / mean_off, "ci_high_percent": 100 * high / mean_off})
+    # Per iteration, gain = off - on (positive: faster with the feature); nothing more without pairs.
+    row.update(paired_summary(off, on, resamples, seed=f"{seed}/{workload}/{condition}/{metric}"))
     return row
 
 
