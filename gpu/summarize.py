@@ -2,6 +2,7 @@
 
     python3 summarize.py --out DIR [--machine KEY=VALUE ...] [--step NAME=STATUS ...]
                          [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--torchrun JSON] [--ab JSON]
+                         [--dlsym STEP=JSON ...]
 
 Every input is optional: whatever ran is reported, whatever did not is said so. Standard library only.
 """
@@ -110,6 +111,22 @@ def without_raw_pairs(ab):
                                 for name, w in ab["workloads"].items()}}
 
 
+def dlsym_verdict(report, status):
+    """One line for the steps table from a gpu/dlsym A/B's report (its own summary line)."""
+    if not report:
+        return status or "did not run"
+    if report.get("error") and "summary_line" not in report:
+        return f"{status or 'FAILED'}: {report['error']}"
+    return (status + "; " if status and status != "ok" else "") + report.get("summary_line", "no summary")
+
+
+def dlsym_without_raw_pairs(report):
+    """A gpu/dlsym report without the child's raw blocks (they stay in its own json)."""
+    if not report or "child" not in report:
+        return report
+    return {**report, "child": {k: v for k, v in report["child"].items() if k != "pairs"}}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
@@ -120,6 +137,7 @@ def main():
     parser.add_argument("--pytorch")
     parser.add_argument("--torchrun")
     parser.add_argument("--ab", help="gpu/pytorch/ab.py's --json")
+    parser.add_argument("--dlsym", action="append", default=[], help="STEP=JSON: a gpu/dlsym A/B's --json")
     args = parser.parse_args()
 
     machine = {k: v for k, v in (item.split("=", 1) for item in args.machine) if v.strip()}
@@ -127,6 +145,7 @@ def main():
     ctest = {name: ctest_summary(log) for name, log in (item.split("=", 1) for item in args.ctest)}
     bench, pytorch, torchrun = read_json(args.bench), read_json(args.pytorch), read_json(args.torchrun)
     ab = read_json(args.ab)
+    dlsym = {step: read_json(path) for step, path in (item.split("=", 1) for item in args.dlsym)}
     if pytorch and pytorch.get("versions"):
         machine.update({f"{k} (PyTorch)": v for k, v in pytorch["versions"].items() if v})
 
@@ -146,6 +165,10 @@ def main():
         if name in steps:
             rows.append((name, steps[name]))
     rows.append(("in-process A/B (CPU time, both features)", ab_verdict(ab, steps.get("ab"))))
+    for step in ("jax", "frontend_py"):
+        if step in dlsym or step in steps:
+            title = ((dlsym.get(step) or {}).get("title") or step).split(":")[0]
+            rows.append((f"{title} (dlsym A/B)", dlsym_verdict(dlsym.get(step), steps.get(step))))
     if torchrun:
         rows.append(("torchrun, 2 ranks", "passed" if not torchrun.get("failures") else "; ".join(torchrun["failures"])))
     else:
@@ -162,6 +185,9 @@ def main():
     md += ["", "## PyTorch per-iteration time, process against process", ""] + timing_table((pytorch or {}).get("timing"))
     ab_markdown = (ab or {}).get("markdown") or "## In-process A/B\n\n(did not run)\n"
     md += [""] + ab_markdown.rstrip("\n").splitlines()
+    for report in dlsym.values():
+        if report and report.get("markdown"):
+            md += [""] + report["markdown"].rstrip("\n").splitlines()
     if torchrun and torchrun.get("ranks"):
         md += ["", "## torchrun ranks", "", "| rank | set_stream_calls | forwarded | handles | resolved_by |",
                "| --- | --- | --- | --- | --- |"]
@@ -178,7 +204,8 @@ def main():
                          and not (torchrun and torchrun.get("failures")))
     (out / "results.json").write_text(json.dumps(
         {"passed": everything_passed, "machine": machine, "steps": steps, "ctest": ctest,
-         "bench": bench, "pytorch": pytorch, "torchrun": torchrun, "ab": without_raw_pairs(ab)}, indent=2))
+         "bench": bench, "pytorch": pytorch, "torchrun": torchrun, "ab": without_raw_pairs(ab),
+         "dlsym": {step: dlsym_without_raw_pairs(report) for step, report in dlsym.items()}}, indent=2))
 
     # The short table, printed last.
     print("\n".join(["", "=" * 72, "gpu-check summary (" + ", ".join(f"{k} {v}" for k, v in machine.items()) + ")", ""]
