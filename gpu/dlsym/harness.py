@@ -73,7 +73,8 @@ EXIT_NO_SHIM, EXIT_NO_GPU = 2, 77
 REACH_KEYS = ("set_stream_calls", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses",
               "packs_materialized", "graphs_captured", "graph_launches", "direct_executes",
               "graph_refusals_host_pointer", "graph_refusals_churn", "graph_refusals_failed",
-              "handles", "resolved_by", "cudnn_library", "cudnn_libraries")
+              "handles", "resolved_by", "cudnn_library", "cudnn_libraries",
+              "cudnn_unseen")  # a libcudnn loaded that no call reached the shim through (docs/statistics.md)
 
 
 class Program:
