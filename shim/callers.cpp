@@ -93,7 +93,13 @@ bool dlsym_allows_proxies(std::uint32_t entries) noexcept {
       bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
       bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
       bit(EntryPoint::cudnnBackendExecute);
-  return entries == 0 || ((entries & kPackTaking) == kPackTaking && !(entries & kDlsymDeclined));
+  constexpr std::uint32_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
+                                            bit(EntryPoint::cuStreamDestroy_v2) | bit(EntryPoint::cuStreamDestroy);
+  if (entries & kDlsymDeclined) return false;
+  // Only cuDNN's names matter: a library that took a stream destroy this way (cuBLAS does) is
+  // otherwise a caller like any other.
+  const std::uint32_t cudnn_names = entries & ~kStreamDestroys;
+  return cudnn_names == 0 || (cudnn_names & kPackTaking) == kPackTaking;
 }
 
 const Binding& binding_for_new_caller(Library library, const void* caller, bool& proxies) noexcept {

@@ -39,7 +39,8 @@ inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
 // through the names it looked up there: such a caller gets proxies once every name that can
 // receive a variant pack came from the shim (the CUDA-graph calls, which few programs use, and
 // the deprecated cudnnBackendInitialize excepted: their lookups are then answered by the shim too).
-// A caller that never used dlsym (0) binds through its own references, which the shim interposes.
+// A caller that took none of cuDNN's names through dlsym binds through its own references, which
+// the shim interposes.
 bool dlsym_allows_proxies(std::uint32_t entries) noexcept;
 
 inline constexpr int kMaxCallers = 128;
