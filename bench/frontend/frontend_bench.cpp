@@ -7,7 +7,9 @@
 //   frontend-style  cudnnSetStream + what cudnn-frontend's Graph::execute does per call: a
 //                   cudnnGetStream, heap-allocated pointer and uid vectors, and a new variant pack
 //                   (create, 3 attributes, finalize, destroy) around the same execute;
-//   cublas          cublasSetStream + cublasGemmEx (when cuBLAS was found at build time).
+//   cublas          cublasSetStream + cublasGemmEx (when cuBLAS was found at build time);
+//   cudnn-frontend  cudnnSetStream + NVIDIA cudnn-frontend's graph.execute with a map of pointers
+//                   (when its headers were found at build time: its pip wheel carries them).
 //
 // Only the enqueue is timed: loops of `calls` executes (fewer than the launch queue holds, so
 // the GPU's speed is not what is measured), the stream synchronised outside the timed region,
@@ -32,6 +34,10 @@
 #endif
 
 #include "cudnn_fastpath/frontend.h"
+
+#if CUDNN_FASTPATH_BENCH_CUDNN_FRONTEND
+#include "bench/frontend/cudnn_frontend_variant.h"
+#endif
 
 namespace {
 
@@ -182,6 +188,15 @@ int main(int argc, char** argv) {
                                             &zero, c, CUDA_R_16BF, kSize, CUBLAS_COMPUTE_32F,
                                             CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS;
                       }), {}});
+#endif
+#if CUDNN_FASTPATH_BENCH_CUDNN_FRONTEND
+  std::string frontend_error, frontend_version;
+  if (auto loop = cudnn_frontend_matmul(handle, stream, kSize, kSize, kSize, a, b, c, frontend_error, frontend_version))
+    variants.push_back({"cudnn-frontend", "cudnnSetStream + cudnn-frontend " + frontend_version +
+                                              " graph.execute (a map of pointers)",
+                        std::move(loop), {}});
+  else
+    std::fprintf(stderr, "frontend_bench: no cudnn-frontend column: %s\n", frontend_error.c_str());
 #endif
 
   // Warm-up: first-call costs (module loads, cuBLAS workspace) stay out of the rounds.
