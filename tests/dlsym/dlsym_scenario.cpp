@@ -5,6 +5,8 @@
 //   dlsym_scenario next     RTLD_NEXT and RTLD_DEFAULT lookups from a library, three names
 //   dlsym_scenario dlerror  dlerror() after a failed lookup, and after a handed-out one
 //   dlsym_scenario self     libcudnn looking up its own functions
+//   dlsym_scenario skip     1000 cudnnSetStream calls of one stream, through dlsym pointers
+#include <cudnn.h>
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "tests/stub/stub_control.h"
 #include "tests/support/must_load.h"
 
 [[noreturn]] void die(const char* what) {
@@ -92,14 +95,34 @@ void self() {
   }
 }
 
+// XLA's way: every function from the handle; the stub counts what reached it.
+void skip() {
+  void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+  decltype(&cudnnCreate) create = nullptr;
+  decltype(&cudnnSetStream) set_stream = nullptr;
+  decltype(&stubcudnn_counters) counters = nullptr;
+  must_dlsym(create, cudnn, "cudnnCreate");
+  must_dlsym(set_stream, cudnn, "cudnnSetStream");
+  must_dlsym(counters, cudnn, "stubcudnn_counters");
+  cudnnHandle_t handle = nullptr;
+  if (create(&handle) != CUDNN_STATUS_SUCCESS) die("cudnnCreate");
+  static char stream_storage;
+  const auto stream = reinterpret_cast<cudaStream_t>(&stream_storage);
+  int failures = 0;
+  for (int i = 0; i < 1000; ++i) failures += set_stream(handle, stream) != CUDNN_STATUS_SUCCESS;
+  print("failures", failures);
+  print("real_set_stream", static_cast<long long>(counters().set_stream));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self");
+  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip");
   const std::string which = argv[1];
   if (which == "next") next();
   else if (which == "dlerror") dlerror_case();
   else if (which == "self") self();
+  else if (which == "skip") skip();
   else die("unknown case");
   print("probe", dlsym_probe_symbol);  // the program binds to the first library's
   return 0;

@@ -89,6 +89,16 @@ TEST_CASE("dlerror() after a failed lookup is glibc's message, and a handed-out 
   CHECK(o["get_version_same"] == 1);
 }
 
+TEST_CASE("cudnnSetStream taken with dlsym on a handle: the skip", "[dlsym]") {
+  const Outcome plain = scenario("skip", false);
+  CHECK(plain["real_set_stream"] == 1000);  // the premise: every call reaches cuDNN
+  const Outcome o = scenario("skip");
+  CHECK(o["failures"] == 0);
+  CHECK(o["real_set_stream"] == 1);
+  const Outcome off = scenario("skip", true, {{"CUDNN_FASTPATH_DLSYM", "0"}});
+  CHECK(off["real_set_stream"] == 1000);
+}
+
 TEST_CASE("cuDNN's lookups of its own functions pass through", "[dlsym]") {
   const Outcome o = scenario("self");
   CHECK(o["own_lookup_real.cudnnBackendExecute"] == 1);
