@@ -1,10 +1,11 @@
 // libdlsym_probe.so and libdlsym_probe_after.so: two libraries the dlsym scenario links in that
-// order, both defining dlsym_probe_symbol. From the first, dlsym(RTLD_NEXT, "dlsym_probe_symbol")
-// is the second one's: the lookup is relative to its caller, which an interposer of dlsym must
-// leave glibc to see.
+// order, both defining dlsym_probe_symbol (a function: two definitions of one global variable
+// are an ODR violation to ASan). From the first, dlsym(RTLD_NEXT, "dlsym_probe_symbol") is the
+// second one's: the lookup is relative to its caller, which an interposer of dlsym must leave
+// glibc to see.
 #include <dlfcn.h>
 
-extern "C" __attribute__((visibility("default"))) int dlsym_probe_symbol = DLSYM_PROBE_VALUE;
+extern "C" __attribute__((visibility("default"))) int dlsym_probe_symbol() { return DLSYM_PROBE_VALUE; }
 
 #ifdef DLSYM_PROBE_FIRST
 using Dlsym = void* (*)(void*, const char*);

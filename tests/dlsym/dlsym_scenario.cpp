@@ -23,7 +23,7 @@
 }
 
 extern "C" int dlsym_probe_agrees(void* where, const char* name, void** found);
-extern "C" int dlsym_probe_symbol;
+extern "C" int dlsym_probe_symbol();
 
 namespace {
 
@@ -124,6 +124,6 @@ int main(int argc, char** argv) {
   else if (which == "self") self();
   else if (which == "skip") skip();
   else die("unknown case");
-  print("probe", dlsym_probe_symbol);  // the program binds to the first library's
+  print("probe", dlsym_probe_symbol());  // the program binds to the first library's
   return 0;
 }
