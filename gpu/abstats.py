@@ -46,3 +46,33 @@ def paired_summary(off, on, resamples, seed):
             # Mean gain over mean off time: the share of the off blocks' time the feature saved.
             "gain_percent": 100 * mean_gain / mean_off,
             "ci_low_percent": 100 * low / mean_off, "ci_high_percent": 100 * high / mean_off}
+
+
+def us(ns, digits=1):
+    """Nanoseconds as microseconds, for the tables."""
+    return f"{ns / 1000:.{digits}f}"
+
+
+def table_lines(rows, unit, missed="FAIL"):
+    """The A/B table in markdown: header and one line per analysed row (a dict as the parents make
+    them); `unit` names what a time is per ("iter", "call"), `missed` what a missed target says."""
+    lines = [f"| workload | features on | metric | pairs | off, median µs/{unit} | gain, median µs | "
+             "gain, mean µs [95% CI] | gain % of off [95% CI] | CI excludes 0 | target |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |"]
+    for row in rows:
+        if "gain_mean_ns" not in row:
+            lines.append(f"| {row['workload']} | {row['condition']} | {row['metric']} | 0 | no data | | | | | |")
+            continue
+        target = ""
+        if "target_percent" in row:
+            target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else missed}"
+        if "floor_percent" in row:
+            target = f"CI low >= {row['floor_percent']:g}%: {'PASS' if row['floor_passed'] else missed}"
+        flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""
+        lines.append(
+            f"| {row['workload']} | {row['condition']}{flagged} | {row['metric']} | {row['pairs']} | "
+            f"{us(row['off_median_ns'])} | {us(row['gain_median_ns'], 2)} | "
+            f"{us(row['gain_mean_ns'], 2)} [{us(row['ci_low_ns'], 2)}, {us(row['ci_high_ns'], 2)}] | "
+            f"{row['gain_percent']:.2f} [{row['ci_low_percent']:.2f}, {row['ci_high_percent']:.2f}] | "
+            f"{'yes' if row['ci_excludes_zero'] else 'no'} | {target} |")
+    return lines

@@ -53,7 +53,7 @@ LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 sys.path[:0] = [str(GPU), str(GPU / "pytorch")]
 import ab  # noqa: E402  the feature bits, GRAPH_WARMUP, load_switch, shim_mapped
 import check  # noqa: E402  how a program runs under the shim (UNDER_SHIM) and the clean environment
-from abstats import paired_summary  # noqa: E402
+from abstats import paired_summary, table_lines, us  # noqa: E402
 
 SET_STREAM, PACKS, GRAPHS, ALL = ab.SET_STREAM, ab.PACKS, ab.GRAPHS, ab.ALL
 CONDITION_NAMES = ab.CONDITION_NAMES
@@ -263,8 +263,6 @@ def reach(stats):
     return {k: stats[k] for k in keys}
 
 
-def us(ns, digits=1):
-    return "-" if ns is None else f"{ns / 1000:.{digits}f}"
 
 
 def value_text(value):
@@ -311,24 +309,8 @@ def markdown(program, report):
         "`proc` the CPU time of all the process's threads over the awaited call. Gain = off - on (positive: "
         f"faster with the features); bootstrap 95% interval of the mean gain ({report['resamples']} resamples); "
         f"percent = mean gain / mean off. Targets ({program.target_metrics}): the percent at least the target "
-        "and the interval above zero.", "",
-        "| workload | features on | metric | pairs | off, median µs/call | gain, median µs | "
-        "gain, mean µs [95% CI] | gain % of off [95% CI] | CI excludes 0 | target |",
-        "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |"]
-    for row in report["rows"]:
-        if "gain_mean_ns" not in row:
-            lines.append(f"| {row['workload']} | {row['condition']} | {row['metric']} | 0 | no data | | | | | |")
-            continue
-        target = ""
-        if "target_percent" in row:
-            target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else 'MISS'}"
-        flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""
-        lines.append(
-            f"| {row['workload']} | {row['condition']}{flagged} | {row['metric']} | {row['pairs']} | "
-            f"{us(row['off_median_ns'])} | {us(row['gain_median_ns'], 2)} | "
-            f"{us(row['gain_mean_ns'], 2)} [{us(row['ci_low_ns'], 2)}, {us(row['ci_high_ns'], 2)}] | "
-            f"{row['gain_percent']:.2f} [{row['ci_low_percent']:.2f}, {row['ci_high_percent']:.2f}] | "
-            f"{'yes' if row['ci_excludes_zero'] else 'no'} | {target} |")
+        "and the interval above zero.", ""]
+    lines += table_lines(report["rows"], "call", missed="MISS")
     lines.append("")
     child = report.get("child", {})
     if child.get("error"):

@@ -38,7 +38,7 @@ REPO = HERE.parents[1]
 LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
 sys.path.insert(0, str(HERE.parent))
-from abstats import bootstrap_mean_ci, paired_summary, percentile  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
+from abstats import bootstrap_mean_ci, paired_summary, percentile, table_lines, us  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
 
 # The shim's feature bits (cudnn_fastpath_set_features) and the conditions compared.
 SET_STREAM, PACKS, GRAPHS = 1, 2, 4
@@ -130,8 +130,6 @@ def analyse_workload(name, child, seed, resamples):
 # ------------------------------------------------------------------------------------------------
 # The report
 
-def us(ns, digits=1):
-    return "-" if ns is None else f"{ns / 1000:.{digits}f}"
 
 
 def markdown(report):
@@ -140,26 +138,8 @@ def markdown(report):
              "with every feature off (`cudnn_fastpath_set_features(0)`), order alternating from pair to pair; "
              "a block is a few warm-up iterations, then K timed iterations and one synchronize. "
              "Gain = off - on per iteration (positive: faster with the feature); the interval is a bootstrap "
-             f"95% interval of the mean gain ({report['resamples']} resamples); percent = mean gain / mean off.", "",
-             "| workload | features on | metric | pairs | off, median µs/iter | gain, median µs | "
-             "gain, mean µs [95% CI] | gain % of off [95% CI] | CI excludes 0 | target |",
-             "| --- | --- | --- | ---: | ---: | ---: | --- | --- | --- | --- |"]
-    for row in report["rows"]:
-        if "gain_mean_ns" not in row:
-            lines.append(f"| {row['workload']} | {row['condition']} | {row['metric']} | 0 | no data | | | | | |")
-            continue
-        target = ""
-        if "target_percent" in row:
-            target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else 'FAIL'}"
-        if "floor_percent" in row:
-            target = f"CI low >= {row['floor_percent']:g}%: {'PASS' if row['floor_passed'] else 'FAIL'}"
-        flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""
-        lines.append(
-            f"| {row['workload']} | {row['condition']}{flagged} | {row['metric']} | {row['pairs']} | "
-            f"{us(row['off_median_ns'])} | {us(row['gain_median_ns'], 2)} | "
-            f"{us(row['gain_mean_ns'], 2)} [{us(row['ci_low_ns'], 2)}, {us(row['ci_high_ns'], 2)}] | "
-            f"{row['gain_percent']:.2f} [{row['ci_low_percent']:.2f}, {row['ci_high_percent']:.2f}] | "
-            f"{'yes' if row['ci_excludes_zero'] else 'no'} | {target} |")
+             f"95% interval of the mean gain ({report['resamples']} resamples); percent = mean gain / mean off.", ""]
+    lines += table_lines(report["rows"], "iter")
     lines.append("")
     for name, w in report["workloads"].items():
         if w.get("error"):

@@ -15,29 +15,17 @@
 #include <vector>
 
 #include "tests/support/process.h"
+#include "tests/support/outcome.h"
 
 using namespace cudnn_fastpath::test;
 
 namespace {
 
-struct Outcome {
-  ProcessResult process;
-  std::map<std::string, std::string> values;
-
-  long long operator[](const std::string& key) const {
-    const auto it = values.find(key);
-    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
-    REQUIRE(it != values.end());
-    return std::stoll(it->second);
-  }
-};
-
 Outcome run(const std::vector<std::string>& argv, const std::vector<EnvChange>& extra, bool preload = true) {
   std::vector<EnvChange> env = env_without_shim();
   if (preload) env.push_back({"LD_PRELOAD", SHIM_PATH});
   env.insert(env.end(), extra.begin(), extra.end());
-  Outcome o{run_process(argv, env), {}};
-  o.values = key_values(o.process.out);
+  Outcome o = outcome_of(run_process(argv, env));
   INFO(argv[0] << " " << argv.back() << " exited " << o.process.exit_code << "\nstdout:\n"
                 << o.process.out << "stderr:\n" << o.process.err);
   REQUIRE(o.process.exit_code == 0);

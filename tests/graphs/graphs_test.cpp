@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/support/process.h"
+#include "tests/support/outcome.h"
 
 extern char** environ;
 
@@ -26,18 +27,6 @@ namespace {
 // dlsym and dlsym_library: JAX's way to cuDNN (every function taken with dlsym on a handle of its
 // own), reached through the shim's exported dlsym (tests/dlsym).
 const char* const kModes[] = {"linked", "global", "local", "dlsym", "dlsym_library"};
-
-struct Outcome {
-  ProcessResult process;
-  std::map<std::string, std::string> values;
-
-  long long operator[](const std::string& key) const {
-    const auto it = values.find(key);
-    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
-    REQUIRE(it != values.end());
-    return std::stoll(it->second);
-  }
-};
 
 struct Options {
   bool preload = true;
@@ -59,8 +48,7 @@ Outcome run(const std::string& mode, const std::string& name, const Options& opt
   std::vector<EnvChange> env = env_without_shim();
   if (options.preload) env.push_back({"LD_PRELOAD", shim_path()});
   env.insert(env.end(), options.env.begin(), options.env.end());
-  Outcome outcome{run_process(argv, env), {}};
-  outcome.values = key_values(outcome.process.out);
+  Outcome outcome = outcome_of(run_process(argv, env));
   INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
             << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
   REQUIRE(outcome.process.exit_code == 0);

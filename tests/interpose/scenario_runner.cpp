@@ -5,13 +5,6 @@
 
 namespace cudnn_fastpath::test {
 
-long long Outcome::operator[](const std::string& key) const {
-  const auto it = values.find(key);
-  INFO("stdout:\n" << process.out << "stderr:\n" << process.err);
-  REQUIRE(it != values.end());
-  return std::stoll(it->second);
-}
-
 std::string shim_under_test() {
   const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
   return other != nullptr && *other != '\0' ? other : SHIM_PATH;
@@ -24,15 +17,12 @@ Outcome run_scenario(const std::string& mode, const std::string& name, const Sce
 
   // The child sees no CUDNN_FASTPATH_* or LD_* setting of whoever runs the tests, only ours:
   // LD_LIBRARY_PATH could otherwise lead it to the real libcudnn instead of the stub.
-  std::vector<EnvChange> env = {{"LD_LIBRARY_PATH", "", true}};
-  for (const char* name : {"DISABLE", "VERIFY", "VERBOSE", "STATS", "STATS_FILE", "CUDNN", "CUDART", "VARIANT_PACKS", "TEST_SHIM"})
-    env.push_back({std::string("CUDNN_FASTPATH_") + name, "", true});
+  std::vector<EnvChange> env = env_without_shim();
   if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value});
   else env.push_back({"LD_PRELOAD", "", true});
   env.insert(env.end(), options.env.begin(), options.env.end());
 
-  Outcome outcome{run_process(argv, env), {}};
-  outcome.values = key_values(outcome.process.out);
+  Outcome outcome = outcome_of(run_process(argv, env));
   INFO(mode << " " << name << " exited " << outcome.process.exit_code << "\nstdout:\n"
             << outcome.process.out << "stderr:\n" << outcome.process.err);
   if (options.require_success) REQUIRE(outcome.process.exit_code == 0);

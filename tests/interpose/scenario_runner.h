@@ -5,17 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/outcome.h"
 #include "tests/support/process.h"
 
 namespace cudnn_fastpath::test {
-
-struct Outcome {
-  ProcessResult process;
-  std::map<std::string, std::string> values;
-
-  // The value printed for `key`; fails the test if the scenario did not print it.
-  long long operator[](const std::string& key) const;
-};
 
 // The shim the scenarios preload: this build's, or the file CUDNN_FASTPATH_TEST_SHIM names (to
 // watch a new test fail on an older build of the shim).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/process.h"
+#include "tests/support/outcome.h"
 
 extern char** environ;
 
@@ -30,28 +31,6 @@ constexpr long long kNullPointer = 2002;    // CUDNN_STATUS_BAD_PARAM_NULL_POINT
 constexpr long long kNotFinalized = 2004;   // CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED
 constexpr long long kNotSupported = 3000;   // CUDNN_STATUS_NOT_SUPPORTED
 constexpr long long kCacheCapacity = 256;   // finalized packs the shim's cache holds
-
-struct Outcome {
-  ProcessResult process;
-  std::map<std::string, std::string> values;
-
-  // The value printed for `key`; fails the test if the scenario did not print it.
-  long long operator[](const std::string& key) const {
-    const auto it = values.find(key);
-    INFO("key " << key << "\nstdout:\n" << process.out << "stderr:\n" << process.err);
-    REQUIRE(it != values.end());
-    return std::stoll(it->second);
-  }
-
-  // Every printed key=value whose key starts with one of `prefixes`.
-  std::map<std::string, std::string> with_prefix(std::initializer_list<const char*> prefixes) const {
-    std::map<std::string, std::string> out;
-    for (const auto& [key, value] : values)
-      for (const char* prefix : prefixes)
-        if (key.rfind(prefix, 0) == 0) out[key] = value;
-    return out;
-  }
-};
 
 struct Options {
   bool preload = true;
@@ -75,8 +54,7 @@ Outcome run(const std::string& mode, const std::string& name, const Options& opt
   std::vector<EnvChange> env = env_without_shim();
   if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value.empty() ? shim_path() : options.preload_value});
   env.insert(env.end(), options.env.begin(), options.env.end());
-  Outcome outcome{run_process(argv, env), {}};
-  outcome.values = key_values(outcome.process.out);
+  Outcome outcome = outcome_of(run_process(argv, env));
   INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
             << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
   REQUIRE(outcome.process.exit_code == 0);
