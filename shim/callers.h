@@ -26,7 +26,7 @@ struct Caller {
   // (dispatch.h), and kDlsymDeclined once a name that can receive a variant pack was answered with
   // the library's own function instead (dlsym_reach.cpp). Bits are only ever set (fetch_or,
   // relaxed: each bit is a fact on its own, read by one load that needs no other memory).
-  std::atomic<std::uint32_t> dlsym_entries{0};
+  std::atomic<std::uint32_t> dlsym_names_taken{0};
   // Published with a CAS from null, each library on its own: a first call needing cuDNN and
   // another needing the runtime never overwrite each other's result.
   std::atomic<const Binding*> bindings[kLibraryCount]{};
@@ -37,8 +37,11 @@ inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
 
 // The variant-pack calls of a caller that takes cuDNN's functions with dlsym reach the shim only
 // through the names it looked up there: such a caller gets proxies once every name that can
-// receive a variant pack came from the shim (the CUDA-graph calls, which few programs use, and
-// the deprecated cudnnBackendInitialize excepted: their lookups are then answered by the shim too).
+// receive a variant pack came from the shim (the CUDA-graph calls, which few programs use, and the
+// deprecated cudnnBackendInitialize excepted: taken through dlsym, they are the shim's too), and
+// never again once one of those was answered with cuDNN's own function. The bit comes too late for
+// proxies made before it: a caller that takes a pack-taking call around the shim after it made
+// proxies is beyond this rule (docs/design.md).
 // A caller that took none of cuDNN's names through dlsym binds through its own references, which
 // the shim interposes.
 bool dlsym_allows_proxies(std::uint32_t entries) noexcept;
@@ -74,7 +77,7 @@ inline Caller* known_caller(std::uintptr_t address) noexcept {
 // hold a pack-taking function of cuDNN's own.
 inline bool proxies_for(const Caller& c) noexcept {
   return !c.in_cudnn.load(std::memory_order_relaxed) &&
-         dlsym_allows_proxies(c.dlsym_entries.load(std::memory_order_relaxed));
+         dlsym_allows_proxies(c.dlsym_names_taken.load(std::memory_order_relaxed));
 }
 
 // Everything but a known caller whose binding is already published.

@@ -1,13 +1,19 @@
 /* The shim's exported dlsym (dlsym_reach.h). x86-64 only (the one platform the shim is built and
    checked for): it must reach glibc's dlsym by a jump, never a call, so that glibc sees the
-   original caller's return address; a C function cannot promise a tail call. */
-#if defined(__x86_64__)
+   original caller's return address; a C function cannot promise a tail call. <cet.h> marks the
+   entry for indirect branch tracking and the object for CET, as the compiler marks the C++ objects
+   when it is told to (-fcf-protection): one unmarked object would unmark the whole shim. */
+#if !defined(__x86_64__)
+#error "the shim's dlsym is written for x86-64 only"
+#endif
+#include <cet.h>
         .text
         .globl  dlsym
         .type   dlsym, @function
         .p2align 4
 dlsym:
         .cfi_startproc
+        _CET_ENDBR
         test    %rdi, %rdi              /* RTLD_DEFAULT */
         je      1f
         cmp     $-1, %rdi               /* RTLD_NEXT */
@@ -33,5 +39,4 @@ dlsym:
         jmp     *%rax
         .cfi_endproc
         .size   dlsym, .-dlsym
-#endif
         .section .note.GNU-stack,"",@progbits

@@ -24,9 +24,11 @@ namespace {
 
 using DlsymFunction = void* (*)(void*, const char*);
 
-// Where no glibc dlsym can be found (never seen: every glibc has both versions looked for): every
-// lookup fails, and one line said why.
+// Where no glibc dlsym can be found (never seen: every x86-64 glibc has GLIBC_2.2.5's), or while
+// it is being found (a malloc interposer calling dlsym from inside glibc's dlvsym): the lookup
+// fails, and one line said why.
 void* no_dlsym(void*, const char*) { return nullptr; }
+thread_local bool t_finding_dlsym = false;
 
 Library library_of(EntryPoint entry) {
   const char* name = kEntryPointNames[static_cast<int>(entry)];
@@ -35,7 +37,7 @@ Library library_of(EntryPoint entry) {
 }
 
 // The calls that can receive a variant pack: one answered with cuDNN's own function leaves the
-// caller without proxies for good (callers.h, dlsym_allows_proxies).
+// caller without proxies from then on (callers.h, dlsym_allows_proxies).
 bool takes_pack(EntryPoint entry) {
   const char* name = kEntryPointNames[static_cast<int>(entry)];
   return std::strncmp(name, "cudnnBackend", 12) == 0 && entry != EntryPoint::cudnnBackendCreateDescriptor;
@@ -53,13 +55,52 @@ bool defines_itself(const LoadedObject& object, const char* name) {
   return own >= object.begin && own < object.end;
 }
 
-}  // namespace
+// The binding `handle` leads to, when it is the one any other object of the process would reach
+// too: a pointer handed out may be called from another object than the one that looked it up
+// (ctypes looks up, libffi calls), and that object's calls must reach the same library. With two
+// copies of the library loaded, nothing is handed out (nullptr).
+const Binding* unambiguous_binding(Library library, void* handle) {
+  const Binding* from_handle = resolve_in_handle(library, handle);
+  const Binding* anyone = resolve(library, nullptr);
+  if (from_handle == nullptr || anyone == nullptr || from_handle->base != anyone->base) return nullptr;
+  return from_handle;
+}
 
-void* hand_out(EntryPoint entry, void* handle, const void* caller, void* found) noexcept {
+// The answer for a program's lookup: the shim's function, or `found` where a rule says so.
+void* answer(Caller& c, const LoadedObject& from, EntryPoint entry, void* handle, void* found) {
   const Config& cfg = config();
   if (cfg.disable || !cfg.dlsym) return found;
   // A copy that follows hands out nothing: its callers' entries would not be the leader's.
   if (current_mode() & mode::kFollower) return found;
+  const char* name = kEntryPointNames[static_cast<int>(entry)];
+  if (defines_itself(from, name)) return found;
+  // The caller's binding for the library: the one this handle leads to, unless it has one.
+  const Library library = library_of(entry);
+  const Binding* binding = c.bindings[static_cast<int>(library)].load(std::memory_order_acquire);
+  if (binding == nullptr) {
+    binding = unambiguous_binding(library, handle);
+    if (binding != nullptr) binding = adopt_binding(c, library, binding);
+  }
+  // No binding (two copies of the library), or another library than this handle's for this
+  // caller: it keeps what it found.
+  if (binding == nullptr || real_pointer(*binding, name) != found) {
+    if (counting()) count(Counter::dlsym_declined);
+    if (cfg.verbose) log_line("dlsym: %s for %s left to the library", name, from.is_main ? "the program" : from.path);
+    return found;
+  }
+  // Relaxed: each bit is a fact on its own (callers.h).
+  const std::uint32_t before =
+      c.dlsym_names_taken.fetch_or(std::uint32_t{1} << static_cast<int>(entry), std::memory_order_relaxed);
+  if (counting()) count(Counter::dlsym_handed_out);
+  if (before == 0 && cfg.verbose)
+    log_line("dlsym: %s gets the shim's functions for %s", from.is_main ? "the program" : from.path,
+             binding->object);
+  return own_entry_point(entry);
+}
+
+}  // namespace
+
+void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* found) noexcept {
   LoadedObject from, definer;
   // Code outside any object, and the lookups of the shim itself or of another copy of it.
   if (!object_containing(reinterpret_cast<std::uintptr_t>(caller), from) || from.is_shim) return found;
@@ -67,36 +108,17 @@ void* hand_out(EntryPoint entry, void* handle, const void* caller, void* found) 
   // sub-libraries and takes their functions this way).
   for (Library l : {Library::kCudnn, Library::kCudart, Library::kCuda})
     if (is_library_file(l, from.path)) return found;
-  const char* name = kEntryPointNames[static_cast<int>(entry)];
-  if (defines_itself(from, name)) return found;
-  const Library library = library_of(entry);
   // Only a definition in the library itself: a tracer's, or one in the program, stays as found.
   if (!object_containing(reinterpret_cast<std::uintptr_t>(found), definer) || definer.is_shim ||
-      !is_library_file(library, definer.path))
+      !is_library_file(library_of(entry), definer.path))
     return found;
   Caller* c = caller_entry(caller);
   if (c == nullptr) return found;
-  // The caller's binding for the library: the one this handle leads to, unless it has one.
-  const Binding* binding = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire);
-  if (binding == nullptr) {
-    binding = resolve_in_handle(library, handle);
-    if (binding != nullptr) binding = adopt_binding(*c, library, binding);
-  }
-  if (binding == nullptr || real_pointer(*binding, name) != found) {
-    // A second library for the same caller (or one the shim cannot use): the caller keeps what it
-    // found, and never gets proxies if this call can receive one.
-    if (takes_pack(entry)) c->dlsym_entries.fetch_or(kDlsymDeclined, std::memory_order_relaxed);
-    if (counting()) count(Counter::dlsym_declined);
-    if (cfg.verbose) log_line("dlsym: %s for %s left as found in %s", name, from.is_main ? "the program" : from.path,
-                              definer.path);
-    return found;
-  }
-  const std::uint32_t before =
-      c->dlsym_entries.fetch_or(std::uint32_t{1} << static_cast<int>(entry), std::memory_order_relaxed);
-  if (counting()) count(Counter::dlsym_handed_out);
-  if (before == 0 && cfg.verbose)
-    log_line("dlsym: %s gets the shim's functions for %s", from.is_main ? "the program" : from.path, definer.path);
-  return own_entry_point(entry);
+  void* result = answer(*c, from, entry, handle, found);
+  // Whatever the reason (the way in switched off included), a caller that holds cuDNN's own
+  // function for a call that takes a variant pack gets real packs from now on. Relaxed: as above.
+  if (result == found && takes_pack(entry)) c->dlsym_names_taken.fetch_or(kDlsymDeclined, std::memory_order_relaxed);
+  return result;
 }
 
 }  // namespace cudnn_fastpath::shim
@@ -107,17 +129,23 @@ void* cudnn_fastpath_find_real_dlsym() {
   // Acquire, pairing with the release below: a pointer is only read once it is whole. (The asm
   // reads it with a plain load, which x86-64 orders as an acquire.)
   if (void* known = __atomic_load_n(&cudnn_fastpath_real_dlsym, __ATOMIC_ACQUIRE)) return known;
-  // GLIBC_2.34 is where glibc moved dlsym into libc; GLIBC_2.2.5, x86-64's first version, is kept
-  // by every glibc (in libdl before 2.34). dlvsym never finds an unversioned definition: not this
-  // shim's, not another copy's.
-  void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-  if (found == nullptr) found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  if (shim::t_finding_dlsym) return reinterpret_cast<void*>(&shim::no_dlsym);
+  shim::t_finding_dlsym = true;
+  // GLIBC_2.2.5, x86-64's first version, is kept by every glibc (in libdl before 2.34, in libc
+  // after, where it is the same function as GLIBC_2.34's): asked first, it never fails, so glibc
+  // allocates no error message. A versioned lookup never finds an unversioned definition: not this
+  // shim's, not another copy's. RTLD_NEXT keeps an interposer of dlsym after the shim in the chain.
+  void* found = nullptr;
+  for (void* where : {RTLD_NEXT, RTLD_DEFAULT})
+    for (const char* version : {"GLIBC_2.2.5", "GLIBC_2.34"})
+      if (found == nullptr) found = dlvsym(where, "dlsym", version);
   if (found == nullptr) {
     shim::log_line("cannot find glibc's dlsym; every dlsym lookup fails");
     found = reinterpret_cast<void*>(&shim::no_dlsym);
   }
-  // Racing threads find the same function; the last store is as good as the first.
+  // Racing threads find the same function; each stores it, and any store is as good as another.
   __atomic_store_n(&cudnn_fastpath_real_dlsym, found, __ATOMIC_RELEASE);
+  shim::t_finding_dlsym = false;
   return found;
 }
 
@@ -131,10 +159,10 @@ void* cudnn_fastpath_dlsym_in_handle(void* handle, const char* name) {
   int entry = 0;
   while (entry < kCount && std::strcmp(shim::kEntryPointNames[entry], name) != 0) ++entry;
   if (entry == kCount) return found;
-  void* answer = shim::hand_out(static_cast<shim::EntryPoint>(entry), handle, caller, found);
-  // hand_out may have called the loader, and a failed lookup of its own would stay in dlerror()'s
-  // state: glibc clears that state at every call, so one more successful lookup leaves it exactly
-  // as the program's own left it.
+  void* result = shim::answer_lookup(static_cast<shim::EntryPoint>(entry), handle, caller, found);
+  // answer_lookup may have called the loader, and a failed lookup of its own would stay in
+  // dlerror()'s state: glibc clears that state at every call, so one more successful lookup leaves
+  // it exactly as the program's own left it.
   real(handle, name);
-  return answer;
+  return result;
 }

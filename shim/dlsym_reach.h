@@ -10,9 +10,11 @@
 // tracer looking for the function it wraps), answers with the shim's own function
 // instead: the caller's binding for that library becomes the one the handle leads to, so each call
 // reaches exactly the definition the program's own lookup found, and the caller is known to the
-// shim as any other (the election among copies, the handle table, the caches).
+// shim as any other (the election among copies, the handle table, the caches). With two copies of
+// that library loaded, nothing is handed out: a pointer may be called from another object than
+// the one that looked it up (ctypes looks up, libffi calls), whose calls must reach the same copy.
 //
-// glibc's dlsym is found once, with dlvsym(RTLD_NEXT, "dlsym", version): glibc's dlvsym is not
+// glibc's dlsym is found once, with dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"): glibc's dlvsym is not
 // interposed (the shim does not export it, which is why it stays the way to glibc; the programs
 // the shim reaches use dlsym only), and a versioned lookup never finds the shim's unversioned
 // definition. Nothing here holds a lock; the loader calls are glibc's own.
@@ -24,13 +26,14 @@
 namespace cudnn_fastpath::shim {
 
 // What dlsym answers for a lookup of interposed name `entry` in `handle` by `caller` (a return
-// address), glibc having found `found` (not null). Exposed for the unit tests.
-void* hand_out(EntryPoint entry, void* handle, const void* caller, void* found) noexcept;
+// address), glibc having found `found` (not null).
+void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* found) noexcept;
 
 }  // namespace cudnn_fastpath::shim
 
 extern "C" {
-// glibc's dlsym, or null until first needed (dlsym_entry.S reads it; written once, release).
+// glibc's dlsym, or null until first needed (dlsym_entry.S reads it; stored with release, by
+// every thread that raced to find it, all with the same pointer).
 extern void* cudnn_fastpath_real_dlsym __attribute__((visibility("hidden")));
 // Finds glibc's dlsym (the asm's slow path); never returns null.
 void* cudnn_fastpath_find_real_dlsym() __attribute__((visibility("hidden")));

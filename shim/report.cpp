@@ -189,7 +189,7 @@ bool append_dlsym_callers(char* out, std::size_t size, std::size_t& used) {
   for (int i = 0; i < count && i < kMaxCallers && fits; ++i) {
     const Caller& c = g_callers[i];
     if (!c.ready.load(std::memory_order_acquire)) continue;
-    const std::uint32_t entries = c.dlsym_entries.load(std::memory_order_relaxed);
+    const std::uint32_t entries = c.dlsym_names_taken.load(std::memory_order_relaxed);
     if (entries == 0) continue;
     char object[1024];
     json_escape(c.object.is_main ? "program" : c.object.path, object, sizeof object);

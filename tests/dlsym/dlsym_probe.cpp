@@ -24,4 +24,12 @@ extern "C" __attribute__((visibility("default"))) int dlsym_probe_agrees(void* w
   *found = through;
   return through == direct ? 1 : 0;
 }
+
+// dlerror() right after dlsym(handle, name) from this library: 1 when it reports no error.
+extern "C" __attribute__((visibility("default"))) int dlsym_probe_clean_lookup(void* handle, const char* name) {
+  dlerror();
+  void* found = dlsym(handle, name);
+  asm volatile("" ::: "memory");
+  return found != nullptr && dlerror() == nullptr ? 1 : 0;
+}
 #endif

@@ -6,6 +6,7 @@
 //   dlsym_scenario dlerror  dlerror() after a failed lookup, and after a handed-out one
 //   dlsym_scenario self     libcudnn looking up its own functions
 //   dlsym_scenario skip     1000 cudnnSetStream calls of one stream, through dlsym pointers
+//   dlsym_scenario two      two cuDNNs loaded RTLD_LOCAL (9 and 8), cudnnSetStream from each
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -24,6 +25,7 @@
 
 extern "C" int dlsym_probe_agrees(void* where, const char* name, void** found);
 extern "C" int dlsym_probe_symbol();
+extern "C" int dlsym_probe_clean_lookup(void* handle, const char* name);
 
 namespace {
 
@@ -80,6 +82,9 @@ void dlerror_case() {
   print("cleared_by_glibc", dlerror() == nullptr);
   print("execute_handed_out", execute != nullptr && execute != glibc(cudnn, "cudnnBackendExecute"));
   print("execute_in_shim", lies_in(execute, "cudnn_fastpath"));
+  // From a library: the shim's own checks then make a lookup that fails (whether the library
+  // defines the name itself), which must leave no trace in dlerror().
+  print("clean_from_library", dlsym_probe_clean_lookup(cudnn, "cudnnBackendFinalize"));
   // A name the shim does not interpose is glibc's answer.
   print("get_version_same", dlsym(cudnn, "cudnnGetVersion") == glibc(cudnn, "cudnnGetVersion"));
 }
@@ -114,15 +119,29 @@ void skip() {
   print("real_set_stream", static_cast<long long>(counters().set_stream));
 }
 
+// Two cuDNNs, each opened RTLD_LOCAL: only the one any other object would reach (the first under
+// its usual name, libcudnn.so.9) is handed out; the other's lookup is glibc's answer.
+void two() {
+  void* nine = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+  void* eight = must_dlopen(STUB_CUDNN8_PATH, RTLD_NOW | RTLD_LOCAL);
+  const Dlsym glibc = glibc_dlsym();
+  void* from_nine = dlsym(nine, "cudnnSetStream");
+  void* from_eight = dlsym(eight, "cudnnSetStream");
+  print("nine_handed_out", from_nine != glibc(nine, "cudnnSetStream"));
+  print("eight_handed_out", from_eight != glibc(eight, "cudnnSetStream"));
+  print("eight_is_glibcs", from_eight == glibc(eight, "cudnnSetStream"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip");
+  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip|two");
   const std::string which = argv[1];
   if (which == "next") next();
   else if (which == "dlerror") dlerror_case();
   else if (which == "self") self();
   else if (which == "skip") skip();
+  else if (which == "two") two();
   else die("unknown case");
   print("probe", dlsym_probe_symbol());  // the program binds to the first library's
   return 0;

@@ -75,6 +75,18 @@ TEST_CASE("dlerror() after a failed lookup is glibc's message, and a handed-out 
   CHECK(o["execute_handed_out"] == 1);
   CHECK(o["execute_in_shim"] == 1);
   CHECK(o["get_version_same"] == 1);
+  CHECK(o["clean_from_library"] == 1);
+}
+
+TEST_CASE("two cuDNNs opened RTLD_LOCAL: only the one every object reaches is handed out", "[dlsym]") {
+  const std::string file = make_temp_dir() + "/two.json";
+  const Outcome o = scenario("two", true, {{"CUDNN_FASTPATH_STATS_FILE", file}});
+  CHECK(o["nine_handed_out"] == 1);
+  CHECK(o["eight_handed_out"] == 0);
+  CHECK(o["eight_is_glibcs"] == 1);
+  const std::string json = read_file(file);
+  CHECK(json_count(json, "dlsym_handed_out") == 1);
+  CHECK(json_count(json, "dlsym_declined") == 1);
 }
 
 TEST_CASE("cudnnSetStream taken with dlsym on a handle: the skip", "[dlsym]") {
@@ -121,15 +133,31 @@ TEST_CASE("statistics: the names handed out through dlsym, and to which object",
   }
 }
 
-TEST_CASE("a caller that took cudnnBackendExecute around the shim gets real variant packs only", "[dlsym]") {
-  const std::string file = make_temp_dir() + "/around.json";
-  const Outcome o = steady("dlsym_around", {{"CUDNN_FASTPATH_STATS_FILE", file}});
-  CHECK(o["failures"] == 0);  // a proxy reaching cuDNN's own execute would fail every op
-  CHECK(o["mismatches"] == 0);
-  CHECK(o["execute_calls"] == 100);
+TEST_CASE("a caller that took a pack-taking call around the shim gets real variant packs only", "[dlsym]") {
+  const std::string dir = make_temp_dir();
+  for (const std::string name : {"cudnnBackendExecute", "cudnnBackendFinalize", "cudnnBackendSetAttribute",
+                                 "cudnnBackendGetAttribute", "cudnnBackendDestroyDescriptor"}) {
+    INFO(name << " taken with glibc's own dlsym");
+    const std::string file = dir + "/" + name + ".json";
+    const Outcome o = steady("dlsym_around", {{"CUDNN_FASTPATH_STATS_FILE", file}, {"GRAPH_SCENARIO_AROUND", name}});
+    CHECK(o["failures"] == 0);  // a proxy reaching cuDNN's own function fails there
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["execute_calls"] == 100);
+    const std::string json = read_file(file);
+    CHECK(json_count(json, "packs_proxied") == 0);
+    CHECK(json_count(json, "dlsym_handed_out") == 11);
+  }
+}
+
+TEST_CASE("a program that takes only the driver's stream destroy with dlsym keeps its proxies", "[dlsym]") {
+  // cuBLAS does this; the proxy rule is about cuDNN's names only.
+  const std::string file = make_temp_dir() + "/stream.json";
+  const Outcome o = run({GRAPH_SCENARIO_LINKED, "steady"},
+                        {{"CUDNN_FASTPATH_STATS_FILE", file}, {"GRAPH_SCENARIO_DLSYM_STREAM_DESTROY", "1"}});
+  CHECK(o["execute_calls"] == 3);
   const std::string json = read_file(file);
-  CHECK(json_count(json, "packs_proxied") == 0);
-  CHECK(json_count(json, "dlsym_handed_out") == 11);
+  CHECK(json_count(json, "dlsym_handed_out") == 1);
+  CHECK(json_count(json, "packs_proxied") == 100);
 }
 
 TEST_CASE("CUDNN_FASTPATH_DLSYM=0 and --no-dlsym leave the lookups alone, and one line says cuDNN was unseen",

@@ -9,8 +9,11 @@
 //                                      dlsym: dlopen(libcudnn, RTLD_LOCAL) and every function
 //                                      taken with dlsym on that handle, JAX's case;
 //                                      dlsym_library: a library that does that, RTLD_LOCAL;
-//                                      dlsym_around: as dlsym, but cudnnBackendExecute taken
-//                                      with glibc's own dlsym, around any interposer of dlsym
+//                                      dlsym_around: as dlsym, but one pack-taking function
+//                                      (GRAPH_SCENARIO_AROUND, default cudnnBackendExecute)
+//                                      taken with glibc's own dlsym, around any interposer
+// With GRAPH_SCENARIO_DLSYM_STREAM_DESTROY=1 the program (any mode) also takes the driver's
+// cuStreamDestroy_v2 with dlsym on libcuda's handle, as cuBLAS does.
 //
 // Every op is checked against what the stub ran for it (on the calling thread): the plan, the
 // uids, pointers and workspace, and the by-value bytes as they were when the op was made. Common
@@ -26,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "tests/packs/pack_api.h"
@@ -63,26 +67,26 @@ PackApi g_api;
 void load_api(const char*) { g_api = linked_pack_api(); }
 #else
 // The calls from `functions` (RTLD_DEFAULT, or a handle of libcudnn), the stub's controls from
-// `controls`; cudnnBackendExecute with glibc's own dlsym when `execute_around`, a lookup no
-// interposer of dlsym sees.
-void take_api(void* functions, void* controls, bool execute_around = false) {
-  must_dlsym(g_api.create_handle, functions, "cudnnCreate");
-  must_dlsym(g_api.destroy_handle, functions, "cudnnDestroy");
-  must_dlsym(g_api.set_stream, functions, "cudnnSetStream");
-  must_dlsym(g_api.create, functions, "cudnnBackendCreateDescriptor");
-  must_dlsym(g_api.destroy, functions, "cudnnBackendDestroyDescriptor");
-  must_dlsym(g_api.set, functions, "cudnnBackendSetAttribute");
-  must_dlsym(g_api.get, functions, "cudnnBackendGetAttribute");
-  must_dlsym(g_api.finalize, functions, "cudnnBackendFinalize");
-  must_dlsym(g_api.initialize, functions, "cudnnBackendInitialize");
-  if (execute_around) {
-    g_api.execute = reinterpret_cast<decltype(g_api.execute)>(glibc_dlsym(functions, "cudnnBackendExecute"));
-    if (g_api.execute == nullptr) die("cudnnBackendExecute");
-  } else {
-    must_dlsym(g_api.execute, functions, "cudnnBackendExecute");
-  }
-  must_dlsym(g_api.populate_cuda_graph, functions, "cudnnBackendPopulateCudaGraph");
-  must_dlsym(g_api.update_cuda_graph, functions, "cudnnBackendUpdateCudaGraph");
+// `controls`; the one named `around` (if any) with glibc's own dlsym, a lookup no interposer of
+// dlsym sees.
+void take_api(void* functions, void* controls, const char* around = "") {
+  auto take = [&](auto& out, const char* name) {
+    if (std::strcmp(name, around) != 0) return must_dlsym(out, functions, name);
+    out = reinterpret_cast<std::remove_reference_t<decltype(out)>>(glibc_dlsym(functions, name));
+    if (out == nullptr) die(name);
+  };
+  take(g_api.create_handle, "cudnnCreate");
+  take(g_api.destroy_handle, "cudnnDestroy");
+  take(g_api.set_stream, "cudnnSetStream");
+  take(g_api.create, "cudnnBackendCreateDescriptor");
+  take(g_api.destroy, "cudnnBackendDestroyDescriptor");
+  take(g_api.set, "cudnnBackendSetAttribute");
+  take(g_api.get, "cudnnBackendGetAttribute");
+  take(g_api.finalize, "cudnnBackendFinalize");
+  take(g_api.initialize, "cudnnBackendInitialize");
+  take(g_api.execute, "cudnnBackendExecute");
+  take(g_api.populate_cuda_graph, "cudnnBackendPopulateCudaGraph");
+  take(g_api.update_cuda_graph, "cudnnBackendUpdateCudaGraph");
   must_dlsym(g_api.created, controls, "stubbackend_created");
   must_dlsym(g_api.live, controls, "stubbackend_live");
   must_dlsym(g_api.counters, controls, "stubbackend_counters");
@@ -99,7 +103,8 @@ void load_api(const char* mode) {
     take_api(RTLD_DEFAULT, cudnn);
   } else if (std::strcmp(mode, "dlsym") == 0 || std::strcmp(mode, "dlsym_around") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
-    take_api(cudnn, cudnn, std::strcmp(mode, "dlsym_around") == 0);
+    const char* around = std::getenv("GRAPH_SCENARIO_AROUND");
+    take_api(cudnn, cudnn, std::strcmp(mode, "dlsym") == 0 ? "" : around ? around : "cudnnBackendExecute");
   } else if (std::strcmp(mode, "dlsym_library") == 0) {
     void* framework = must_dlopen(DLSYM_FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
     const PackApi* (*api)() = nullptr;
@@ -642,6 +647,11 @@ int main(int argc, char** argv) {
   const char* name = argv[2];
 #endif
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  if (const char* take = std::getenv("GRAPH_SCENARIO_DLSYM_STREAM_DESTROY"); take && std::strcmp(take, "1") == 0) {
+    void* driver = must_dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CUresult (*destroy)(CUstream) = nullptr;
+    must_dlsym(destroy, driver, "cuStreamDestroy_v2");
+  }
   load_api(mode);
   find_stub_functions();
   g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
