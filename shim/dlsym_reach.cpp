@@ -28,7 +28,10 @@ using DlsymFunction = void* (*)(void*, const char*);
 // it is being found (a malloc interposer calling dlsym from inside glibc's dlvsym): the lookup
 // fails, and one line said why.
 void* no_dlsym(void*, const char*) { return nullptr; }
-thread_local bool t_finding_dlsym = false;
+// Initial-exec, as the shim's other thread-local data: this runs before a sanitizer runtime has
+// finished starting (its own first dlsym calls come here), when a __tls_get_addr call would reach
+// the runtime's interceptor of it too early.
+__thread bool t_finding_dlsym __attribute__((tls_model("initial-exec"))) = false;
 
 Library library_of(EntryPoint entry) {
   const char* name = kEntryPointNames[static_cast<int>(entry)];
@@ -125,7 +128,9 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
 
 namespace shim = cudnn_fastpath::shim;
 
-void* cudnn_fastpath_find_real_dlsym() {
+// Not instrumented by any sanitizer: a sanitizer runtime's first dlsym calls reach this while it
+// is still starting, before the memory its instrumentation would touch (ASan's shadow) exists.
+__attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined)) void* cudnn_fastpath_find_real_dlsym() {
   // Acquire, pairing with the release below: a pointer is only read once it is whole. (The asm
   // reads it with a plain load, which x86-64 orders as an acquire.)
   if (void* known = __atomic_load_n(&cudnn_fastpath_real_dlsym, __ATOMIC_ACQUIRE)) return known;
@@ -134,11 +139,12 @@ void* cudnn_fastpath_find_real_dlsym() {
   // GLIBC_2.2.5, x86-64's first version, is kept by every glibc (in libdl before 2.34, in libc
   // after, where it is the same function as GLIBC_2.34's): asked first, it never fails, so glibc
   // allocates no error message. A versioned lookup never finds an unversioned definition: not this
-  // shim's, not another copy's. RTLD_NEXT keeps an interposer of dlsym after the shim in the chain.
-  void* found = nullptr;
-  for (void* where : {RTLD_NEXT, RTLD_DEFAULT})
-    for (const char* version : {"GLIBC_2.2.5", "GLIBC_2.34"})
-      if (found == nullptr) found = dlvsym(where, "dlsym", version);
+  // shim's, not another copy's. RTLD_NEXT keeps an interposer of dlsym after the shim in the chain;
+  // RTLD_DEFAULT is the fallback.
+  void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+  if (found == nullptr) found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+  if (found == nullptr) found = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+  if (found == nullptr) found = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
   if (found == nullptr) {
     shim::log_line("cannot find glibc's dlsym; every dlsym lookup fails");
     found = reinterpret_cast<void*>(&shim::no_dlsym);
