@@ -29,7 +29,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "tests/packs/pack_api.h"
@@ -70,31 +69,11 @@ void load_api(const char*) { g_api = linked_pack_api(); }
 // `controls`; the one named `around` (if any) with glibc's own dlsym, a lookup no interposer of
 // dlsym sees.
 void take_api(void* functions, void* controls, const char* around = "") {
-  auto take = [&](auto& out, const char* name) {
-    if (std::strcmp(name, around) != 0) return must_dlsym(out, functions, name);
-    out = reinterpret_cast<std::remove_reference_t<decltype(out)>>(glibc_dlsym(functions, name));
-    if (out == nullptr) die(name);
+  const auto look_up = [around](void* where, const char* name) {
+    return std::strcmp(name, around) == 0 ? glibc_dlsym(where, name) : dlsym(where, name);
   };
-  take(g_api.create_handle, "cudnnCreate");
-  take(g_api.destroy_handle, "cudnnDestroy");
-  take(g_api.set_stream, "cudnnSetStream");
-  take(g_api.create, "cudnnBackendCreateDescriptor");
-  take(g_api.destroy, "cudnnBackendDestroyDescriptor");
-  take(g_api.set, "cudnnBackendSetAttribute");
-  take(g_api.get, "cudnnBackendGetAttribute");
-  take(g_api.finalize, "cudnnBackendFinalize");
-  take(g_api.initialize, "cudnnBackendInitialize");
-  take(g_api.execute, "cudnnBackendExecute");
-  take(g_api.populate_cuda_graph, "cudnnBackendPopulateCudaGraph");
-  take(g_api.update_cuda_graph, "cudnnBackendUpdateCudaGraph");
-  must_dlsym(g_api.created, controls, "stubbackend_created");
-  must_dlsym(g_api.live, controls, "stubbackend_live");
-  must_dlsym(g_api.counters, controls, "stubbackend_counters");
-  must_dlsym(g_api.cudnn_counters, controls, "stubcudnn_counters");
-  must_dlsym(g_api.last_execution, controls, "stubbackend_last_execution");
-  must_dlsym(g_api.last_call, controls, "stubbackend_last_call");
-  must_dlsym(g_api.create_pack_internally, controls, "stubbackend_create_pack_internally");
-  must_dlsym(g_api.set_engine_workspace, controls, "stubbackend_set_engine_workspace");
+  const char* missing = nullptr;
+  if (!pack_api_from(g_api, look_up, functions, controls, missing)) die(missing);
 }
 
 void load_api(const char* mode) {

@@ -34,25 +34,11 @@ struct Options {
 };
 
 
-// This build's shim, or the file CUDNN_FASTPATH_TEST_SHIM names (to watch a test fail on another
-// build of the shim).
-std::string shim_path() {
-  const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
-  return other != nullptr && *other != '\0' ? other : SHIM_PATH;
-}
-
 Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
   std::vector<std::string> argv;
   if (mode == "linked") argv = {GRAPH_SCENARIO_LINKED, name};
   else argv = {GRAPH_SCENARIO_DLOPEN, mode, name};
-  std::vector<EnvChange> env = env_without_shim();
-  if (options.preload) env.push_back({"LD_PRELOAD", shim_path()});
-  env.insert(env.end(), options.env.begin(), options.env.end());
-  Outcome outcome = outcome_of(run_process(argv, env));
-  INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
-            << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
-  REQUIRE(outcome.process.exit_code == 0);
-  return outcome;
+  return run_program(argv, options.preload ? shim_under_test(SHIM_PATH) : "", options.env);
 }
 
 // What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
@@ -65,12 +51,6 @@ void check_sound(const Outcome& o, const std::string& prefix = "") {
   CHECK(o[prefix + "global_captures"] == 0);
   CHECK(o[prefix + "bad_launches"] == 0);
   CHECK(o[prefix + "foreign_destroys"] == 0);
-}
-
-std::optional<double> json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  if (!std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+(\\.[0-9]+)?)"))) return std::nullopt;
-  return std::stod(m[1]);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tests/stub/stub_backend_control.h"
 #include "tests/stub/stub_control.h"
@@ -50,6 +51,40 @@ inline PackApi linked_pack_api() {
           stubbackend_created, stubbackend_live, stubbackend_counters, stubcudnn_counters,
           stubbackend_last_execution, stubbackend_last_call, stubbackend_create_pack_internally,
           stubbackend_set_engine_workspace};
+}
+
+// The calls by name, as a program that looks them up makes them: cuDNN's from
+// `look_up(functions, name)` (RTLD_DEFAULT, or a libcudnn handle), the stub's controls from
+// `look_up(controls, name)`. False, with the first name not found in `missing`, when one is not.
+// Inline in the program: the lookups are the program's own (the shim's dlsym sees it as the caller).
+template <typename LookUp>
+bool pack_api_from(PackApi& api, LookUp&& look_up, void* functions, void* controls, const char*& missing) {
+  bool complete = true;
+  auto take = [&](auto& out, void* where, const char* name) {
+    out = reinterpret_cast<std::remove_reference_t<decltype(out)>>(look_up(where, name));
+    if (out == nullptr && complete) complete = false, missing = name;
+  };
+  take(api.create_handle, functions, "cudnnCreate");
+  take(api.destroy_handle, functions, "cudnnDestroy");
+  take(api.set_stream, functions, "cudnnSetStream");
+  take(api.create, functions, "cudnnBackendCreateDescriptor");
+  take(api.destroy, functions, "cudnnBackendDestroyDescriptor");
+  take(api.set, functions, "cudnnBackendSetAttribute");
+  take(api.get, functions, "cudnnBackendGetAttribute");
+  take(api.finalize, functions, "cudnnBackendFinalize");
+  take(api.initialize, functions, "cudnnBackendInitialize");
+  take(api.execute, functions, "cudnnBackendExecute");
+  take(api.populate_cuda_graph, functions, "cudnnBackendPopulateCudaGraph");
+  take(api.update_cuda_graph, functions, "cudnnBackendUpdateCudaGraph");
+  take(api.created, controls, "stubbackend_created");
+  take(api.live, controls, "stubbackend_live");
+  take(api.counters, controls, "stubbackend_counters");
+  take(api.cudnn_counters, controls, "stubcudnn_counters");
+  take(api.last_execution, controls, "stubbackend_last_execution");
+  take(api.last_call, controls, "stubbackend_last_call");
+  take(api.create_pack_internally, controls, "stubbackend_create_pack_internally");
+  take(api.set_engine_workspace, controls, "stubbackend_set_engine_workspace");
+  return complete;
 }
 
 // Exported by libpack_framework.so: the calls as a framework library that links libcudnn makes

@@ -48,26 +48,10 @@ void load_api(const char*) { g_api = linked_pack_api(); }
 void load_api(const char* mode) {
   if (std::strcmp(mode, "global") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
-    must_dlsym(g_api.create_handle, RTLD_DEFAULT, "cudnnCreate");
-    must_dlsym(g_api.destroy_handle, RTLD_DEFAULT, "cudnnDestroy");
-    must_dlsym(g_api.set_stream, RTLD_DEFAULT, "cudnnSetStream");
-    must_dlsym(g_api.create, RTLD_DEFAULT, "cudnnBackendCreateDescriptor");
-    must_dlsym(g_api.destroy, RTLD_DEFAULT, "cudnnBackendDestroyDescriptor");
-    must_dlsym(g_api.set, RTLD_DEFAULT, "cudnnBackendSetAttribute");
-    must_dlsym(g_api.get, RTLD_DEFAULT, "cudnnBackendGetAttribute");
-    must_dlsym(g_api.finalize, RTLD_DEFAULT, "cudnnBackendFinalize");
-    must_dlsym(g_api.initialize, RTLD_DEFAULT, "cudnnBackendInitialize");
-    must_dlsym(g_api.execute, RTLD_DEFAULT, "cudnnBackendExecute");
-    must_dlsym(g_api.populate_cuda_graph, RTLD_DEFAULT, "cudnnBackendPopulateCudaGraph");
-    must_dlsym(g_api.update_cuda_graph, RTLD_DEFAULT, "cudnnBackendUpdateCudaGraph");
-    must_dlsym(g_api.created, cudnn, "stubbackend_created");
-    must_dlsym(g_api.live, cudnn, "stubbackend_live");
-    must_dlsym(g_api.counters, cudnn, "stubbackend_counters");
-    must_dlsym(g_api.cudnn_counters, cudnn, "stubcudnn_counters");
-    must_dlsym(g_api.last_execution, cudnn, "stubbackend_last_execution");
-    must_dlsym(g_api.last_call, cudnn, "stubbackend_last_call");
-    must_dlsym(g_api.create_pack_internally, cudnn, "stubbackend_create_pack_internally");
-    must_dlsym(g_api.set_engine_workspace, cudnn, "stubbackend_set_engine_workspace");
+    const char* missing = nullptr;
+    if (!pack_api_from(g_api, [](void* where, const char* name) { return dlsym(where, name); }, RTLD_DEFAULT, cudnn,
+                       missing))
+      die(missing);
   } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "local_lazy") == 0 ||
              std::strcmp(mode, "deepbind") == 0) {
     // local_lazy: calls bound at their first call, as without RTLD_NOW (shim_opened_later).

@@ -39,26 +39,13 @@ struct Options {
 };
 
 
-// This build's shim, or the file CUDNN_FASTPATH_TEST_SHIM names (to watch a test fail on another
-// build of the shim).
-std::string shim_path() {
-  const char* other = std::getenv("CUDNN_FASTPATH_TEST_SHIM");
-  return other != nullptr && *other != '\0' ? other : SHIM_PATH;
-}
-
 // Runs case `name` of the scenario in `mode` and requires that it exits 0.
 Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
   std::vector<std::string> argv;
   if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
   else argv = {PACK_SCENARIO_DLOPEN, mode, name};
-  std::vector<EnvChange> env = env_without_shim();
-  if (options.preload) env.push_back({"LD_PRELOAD", options.preload_value.empty() ? shim_path() : options.preload_value});
-  env.insert(env.end(), options.env.begin(), options.env.end());
-  Outcome outcome = outcome_of(run_process(argv, env));
-  INFO(mode << " " << name << (options.preload ? "" : " (no shim)") << " exited " << outcome.process.exit_code
-            << "\nstdout:\n" << outcome.process.out << "stderr:\n" << outcome.process.err);
-  REQUIRE(outcome.process.exit_code == 0);
-  return outcome;
+  const std::string preload = options.preload_value.empty() ? shim_under_test(SHIM_PATH) : options.preload_value;
+  return run_program(argv, options.preload ? preload : "", options.env);
 }
 
 Outcome run_without_shim(const std::string& mode, const std::string& name) {
@@ -80,13 +67,6 @@ void require_same(const Outcome& shimmed, const Outcome& plain, std::initializer
     if (!without.count(key)) differences += key + ": only with the shim (" + value + ")\n";
   INFO("with the shim:\n" << shimmed.process.out << "stderr:\n" << shimmed.process.err);
   CHECK(differences == "");
-}
-
-// A number in the statistics file's JSON, if the key is there.
-std::optional<double> json_number(const std::string& json, const std::string& key) {
-  std::smatch m;
-  if (!std::regex_search(json, m, std::regex("\"" + key + "\": (-?[0-9]+(\\.[0-9]+)?)"))) return std::nullopt;
-  return std::stod(m[1]);
 }
 
 // The single statistics file a run wrote into `dir`.
@@ -644,10 +624,10 @@ TEST_CASE("statistics on or off, the same calls reach cuDNN: RTLD_DEEPBIND", "[p
 TEST_CASE("statistics on or off, the same calls reach cuDNN: the shim preloaded twice", "[packs][stats]") {
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath_copy.so";
-  REQUIRE(run_process({"cp", shim_path(), copy}).exit_code == 0);
+  REQUIRE(run_process({"cp", shim_under_test(SHIM_PATH), copy}).exit_code == 0);
   for (const char* mode : kModes) {
     INFO("mode " << mode);
-    check_same_calls_with_statistics(mode, true, copy + " " + shim_path());
+    check_same_calls_with_statistics(mode, true, copy + " " + shim_under_test(SHIM_PATH));
   }
 }
 
@@ -728,7 +708,7 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
 TEST_CASE("cudnn_fastpath_stats: a second copy of the shim answers with the first one's counts", "[packs][stats][resolve]") {
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath_copy.so";
-  REQUIRE(run_process({"cp", shim_path(), copy}).exit_code == 0);
+  REQUIRE(run_process({"cp", shim_under_test(SHIM_PATH), copy}).exit_code == 0);
   const Outcome o = run("global", "stats_api", {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"SCENARIO_SHIM_COPY", copy}}});
   REQUIRE(o["have_stats_api"] == 1);
   CHECK(o["api.skipped"] == 198);
@@ -762,7 +742,7 @@ StatsRun run_traced(const std::string& mode, const std::string& preload, bool di
   const std::string dir = make_temp_dir();
   std::vector<EnvChange> env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}};
   if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
-  const bool shim = preload.find(shim_path()) != std::string::npos;
+  const bool shim = preload.find(shim_under_test(SHIM_PATH)) != std::string::npos;
   if (!shim) env.push_back({"LD_PRELOAD", preload});
   StatsRun r{run(mode, "traced", {.preload = shim, .preload_value = preload, .env = env}), ""};
   r.json = read_file(dir + "/s.json");
@@ -784,7 +764,7 @@ void check_traced(const char* mode, const Tracer& tracer, bool after) {
   }
   for (const bool disabled : {false, true}) {
     INFO((disabled ? "CUDNN_FASTPATH_DISABLE=1" : "features on"));
-    const std::string preload = after ? shim_path() + " " + tracer.path : std::string(tracer.path) + " " + shim_path();
+    const std::string preload = after ? shim_under_test(SHIM_PATH) + " " + tracer.path : std::string(tracer.path) + " " + shim_under_test(SHIM_PATH);
     const StatsRun r = run_traced(mode, preload, disabled);
     const Outcome& o = r.outcome;
     require_same(o, alone.outcome, {"status."});
