@@ -7,6 +7,8 @@
 //   dlsym_scenario self     libcudnn looking up its own functions
 //   dlsym_scenario skip     1000 cudnnSetStream calls of one stream, through dlsym pointers
 //   dlsym_scenario two      two cuDNNs loaded RTLD_LOCAL (9 and 8), cudnnSetStream from each
+//   dlsym_scenario threads  8 threads at once take every name with dlsym and set streams, while
+//                           the main thread opens a library whose constructor does the same
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -14,6 +16,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "tests/stub/stub_control.h"
 #include "tests/support/must_load.h"
@@ -132,16 +136,58 @@ void two() {
   print("eight_is_glibcs", from_eight == glibc(eight, "cudnnSetStream"));
 }
 
+// First lookups from several threads at once, and from a constructor under the loader lock.
+void threads() {
+  void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
+  const Dlsym glibc = glibc_dlsym();
+  constexpr int kThreads = 8;
+  std::vector<void*> set_streams(kThreads), executes(kThreads);
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < kThreads; ++t)
+    workers.emplace_back([&, t] {
+      for (const char* name : {"cudnnCreate", "cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute",
+                               "cudnnBackendGetAttribute", "cudnnBackendFinalize", "cudnnBackendDestroyDescriptor"})
+        failures[t] += dlsym(cudnn, name) == nullptr;
+      set_streams[t] = dlsym(cudnn, "cudnnSetStream");
+      executes[t] = dlsym(cudnn, "cudnnBackendExecute");
+      auto create = reinterpret_cast<decltype(&cudnnCreate)>(dlsym(cudnn, "cudnnCreate"));
+      auto set_stream = reinterpret_cast<decltype(&cudnnSetStream)>(set_streams[t]);
+      cudnnHandle_t handle = nullptr;
+      static char streams[kThreads];
+      if (create == nullptr || set_stream == nullptr || create(&handle) != CUDNN_STATUS_SUCCESS) return void(++failures[t]);
+      for (int i = 0; i < 100; ++i)
+        failures[t] += set_stream(handle, reinterpret_cast<cudaStream_t>(&streams[t])) != CUDNN_STATUS_SUCCESS;
+    });
+  void* library = must_dlopen(DLSYM_CONSTRUCTOR_PATH, RTLD_NOW | RTLD_LOCAL);
+  for (std::thread& w : workers) w.join();
+  int (*constructor_result)() = nullptr;
+  must_dlsym(constructor_result, library, "dlsym_constructor_result");
+  decltype(&stubcudnn_counters) counters = nullptr;
+  must_dlsym(counters, cudnn, "stubcudnn_counters");
+  long long failed = 0, same = 1;
+  for (int t = 0; t < kThreads; ++t) {
+    failed += failures[t];
+    same &= set_streams[t] == set_streams[0] && executes[t] == executes[0];
+  }
+  print("failures", failed);
+  print("same_answers", same);
+  print("handed_out", set_streams[0] != glibc(cudnn, "cudnnSetStream") && lies_in(set_streams[0], "cudnn_fastpath"));
+  print("constructor_result", constructor_result());
+  print("real_set_stream", static_cast<long long>(counters().set_stream));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip|two");
+  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip|two|threads");
   const std::string which = argv[1];
   if (which == "next") next();
   else if (which == "dlerror") dlerror_case();
   else if (which == "self") self();
   else if (which == "skip") skip();
   else if (which == "two") two();
+  else if (which == "threads") threads();
   else die("unknown case");
   print("probe", dlsym_probe_symbol());  // the program binds to the first library's
   return 0;

@@ -22,14 +22,7 @@ using namespace cudnn_fastpath::test;
 namespace {
 
 Outcome run(const std::vector<std::string>& argv, const std::vector<EnvChange>& extra, bool preload = true) {
-  std::vector<EnvChange> env = env_without_shim();
-  if (preload) env.push_back({"LD_PRELOAD", SHIM_PATH});
-  env.insert(env.end(), extra.begin(), extra.end());
-  Outcome o = outcome_of(run_process(argv, env));
-  INFO(argv[0] << " " << argv.back() << " exited " << o.process.exit_code << "\nstdout:\n"
-                << o.process.out << "stderr:\n" << o.process.err);
-  REQUIRE(o.process.exit_code == 0);
-  return o;
+  return run_program(argv, preload ? SHIM_PATH : "", extra);
 }
 
 Outcome scenario(const std::string& which, bool preload = true, const std::vector<EnvChange>& extra = {}) {
@@ -41,10 +34,9 @@ Outcome steady(const std::string& mode, const std::vector<EnvChange>& extra = {}
 }
 
 long long json_count(const std::string& json, const std::string& key) {
-  std::smatch m;
   INFO("key " << key << " in\n" << json);
-  REQUIRE(std::regex_search(json, m, std::regex("\"" + key + "\": ([0-9]+)")));
-  return std::stoll(m[1]);
+  REQUIRE(json_number(json, key).has_value());
+  return static_cast<long long>(*json_number(json, key));
 }
 
 }  // namespace
@@ -97,6 +89,15 @@ TEST_CASE("cudnnSetStream taken with dlsym on a handle: the skip", "[dlsym]") {
   CHECK(o["real_set_stream"] == 1);
   const Outcome off = scenario("skip", true, {{"CUDNN_FASTPATH_DLSYM", "0"}});
   CHECK(off["real_set_stream"] == 1000);
+}
+
+TEST_CASE("first lookups from 8 threads at once and from a constructor during dlopen", "[dlsym][threads]") {
+  const Outcome o = scenario("threads");
+  CHECK(o["failures"] == 0);
+  CHECK(o["same_answers"] == 1);
+  CHECK(o["handed_out"] == 1);
+  CHECK(o["constructor_result"] == 1);
+  CHECK(o["real_set_stream"] == 9);  // one per handle: eight threads' and the constructor's
 }
 
 TEST_CASE("cuDNN's lookups of its own functions pass through", "[dlsym]") {
