@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "shim/dispatch.h"
 #include "shim/loaded_objects.h"
 #include "shim/real_symbols.h"
 #include "shim/resolve.h"
@@ -87,25 +86,10 @@ const Binding* adopt_binding(Caller& c, Library library, const Binding* binding)
   return expected;
 }
 
-bool dlsym_allows_proxies(std::uint32_t entries) noexcept {
-  constexpr auto bit = [](EntryPoint e) { return std::uint32_t{1} << static_cast<int>(e); };
-  constexpr std::uint32_t kPackTaking =
-      bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
-      bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
-      bit(EntryPoint::cudnnBackendExecute);
-  constexpr std::uint32_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
-                                            bit(EntryPoint::cuStreamDestroy_v2) | bit(EntryPoint::cuStreamDestroy);
-  if (entries & kDlsymDeclined) return false;
-  // Only cuDNN's names matter: a library that took a stream destroy this way (cuBLAS does) is
-  // otherwise a caller like any other.
-  const std::uint32_t cudnn_names = entries & ~kStreamDestroys;
-  return cudnn_names == 0 || (cudnn_names & kPackTaking) == kPackTaking;
-}
-
-const Binding& binding_for_new_caller(Library library, const void* caller, bool& proxies) noexcept {
+const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept {
   const int index = static_cast<int>(library);
   Caller* c = caller_entry(caller);
-  proxies = c == nullptr || proxies_for(*c);
+  if (proxies != nullptr) *proxies = c == nullptr || proxies_for(*c);
   // Outside any object, or no room left: nothing to learn from the caller's scope.
   if (c == nullptr || (!c->object.is_main && c->object.path[0] == '\0'))
     return bound(g_anonymous[index], library, nullptr);

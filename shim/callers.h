@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "shim/dispatch.h"
 #include "shim/loaded_objects.h"
 #include "shim/real_symbols.h"
 
@@ -44,7 +45,20 @@ inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
 // proxies is beyond this rule (docs/design.md).
 // A caller that took none of cuDNN's names through dlsym binds through its own references, which
 // the shim interposes.
-bool dlsym_allows_proxies(std::uint32_t entries) noexcept;
+inline bool dlsym_allows_proxies(std::uint32_t entries) noexcept {
+  constexpr auto bit = [](EntryPoint e) { return std::uint32_t{1} << static_cast<int>(e); };
+  constexpr std::uint32_t kPackTaking =
+      bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
+      bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
+      bit(EntryPoint::cudnnBackendExecute);
+  constexpr std::uint32_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
+                                            bit(EntryPoint::cuStreamDestroy_v2) | bit(EntryPoint::cuStreamDestroy);
+  if (entries & kDlsymDeclined) return false;
+  // Only cuDNN's names matter: a library that took a stream destroy this way (cuBLAS does) is
+  // otherwise a caller like any other.
+  const std::uint32_t cudnn_names = entries & ~kStreamDestroys;
+  return cudnn_names == 0 || (cudnn_names & kPackTaking) == kPackTaking;
+}
 
 inline constexpr int kMaxCallers = 128;
 extern Caller g_callers[kMaxCallers] __attribute__((visibility("hidden")));
@@ -81,25 +95,21 @@ inline bool proxies_for(const Caller& c) noexcept {
 }
 
 // Everything but a known caller whose binding is already published.
-const Binding& binding_for_new_caller(Library library, const void* caller, bool& proxies) noexcept;
+const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept;
 
-// The library `caller` (a return address) reaches for `library`, and whether `caller` may be
-// handed proxy variant packs (proxies_for). Never fails: a library that cannot be found gives a
+// The library `caller` (a return address) reaches for `library`, and, when `proxies` is given,
+// whether `caller` may be handed proxy variant packs (proxies_for: asked only by the creation of a
+// descriptor, not by every forwarded call). Never fails: a library that cannot be found gives a
 // binding whose pointers are null (and one message, once).
-inline const Binding& binding_for(Library library, const void* caller, bool& proxies) noexcept {
+inline const Binding& binding_for(Library library, const void* caller, bool* proxies = nullptr) noexcept {
   if (Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller))) {
     // Acquire: pairs with the CAS that published the binding, so its contents come with it.
     if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) {
-      proxies = proxies_for(*c);
+      if (proxies != nullptr) *proxies = proxies_for(*c);
       return *b;
     }
   }
   return binding_for_new_caller(library, caller, proxies);
-}
-
-inline const Binding& binding_for(Library library, const void* caller) noexcept {
-  bool proxies = false;
-  return binding_for(library, caller, proxies);
 }
 
 // The entry of the object containing `caller`, made if need be (pinning the object); nullptr

@@ -209,7 +209,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   const std::uint32_t m = current_mode();
   if (__builtin_expect(m & mode::kFollower, 0)) return leader().backend_create_descriptor(caller, type, descriptor);
   bool proxies = false;
-  const Binding& library = binding_for(Library::kCudnn, caller, proxies);
+  const Binding& library = binding_for(Library::kCudnn, caller, &proxies);
   const RealSymbols& real = library.real;
   if (real.cudnnBackendCreateDescriptor == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
