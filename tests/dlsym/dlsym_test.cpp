@@ -134,6 +134,18 @@ TEST_CASE("statistics: the names handed out through dlsym, and to which object",
   }
 }
 
+TEST_CASE("statistics on or off, the same calls reach cuDNN through dlsym pointers", "[dlsym][stats]") {
+  const std::string dir = make_temp_dir();
+  for (const std::string mode : {"dlsym", "dlsym_library"}) {
+    INFO("mode " << mode);
+    const Outcome off = steady(mode);
+    const Outcome on = steady(mode, {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/" + mode + ".json"}});
+    CHECK(off.values == on.values);  // every count the stubs kept: executes, captures, launches, packs, sets
+    CHECK(on["real_packs"] == 1);
+    CHECK(on["execute_calls"] == 3);
+  }
+}
+
 TEST_CASE("a caller that took a pack-taking call around the shim gets real variant packs only", "[dlsym]") {
   const std::string dir = make_temp_dir();
   for (const std::string name : {"cudnnBackendExecute", "cudnnBackendFinalize", "cudnnBackendSetAttribute",

@@ -343,6 +343,9 @@ int steady() {
   if (g_get_stream(g_main.handle, &held) != 0) die("cudnnGetStream");
   print("handle_holds_program_stream", held == reinterpret_cast<cudaStream_t>(g_main.stream));
   print("private_streams", static_cast<long long>(stubcuda_graph_counters().streams_created - streams_before));
+  // What reached cuDNN in the whole run: the statistics must not change it.
+  print("real_packs", static_cast<long long>(g_api.created(kPack)));
+  print("real_set_stream", static_cast<long long>(g_api.cudnn_counters().set_stream));
   return 0;
 }
 
