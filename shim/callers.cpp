@@ -86,6 +86,13 @@ const Binding* adopt_binding(Caller& c, Library library, const Binding* binding)
   return expected;
 }
 
+const Binding* replace_binding(Caller& c, Library library, const Binding* expected, const Binding* replacement) noexcept {
+  // acq_rel as in bound(): readers that load the new pointer see its contents.
+  c.bindings[static_cast<int>(library)].compare_exchange_strong(expected, replacement, std::memory_order_acq_rel,
+                                                                std::memory_order_acquire);
+  return c.bindings[static_cast<int>(library)].load(std::memory_order_acquire);
+}
+
 const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept {
   const int index = static_cast<int>(library);
   Caller* c = caller_entry(caller);

@@ -120,4 +120,9 @@ Caller* caller_entry(const void* caller) noexcept;
 // it has now.
 const Binding* adopt_binding(Caller& c, Library library, const Binding* binding) noexcept;
 
+// Makes `replacement` the binding `c` reaches for `library` if it is still `expected` (bindings are
+// immutable and never freed: a reader of the old one reads a valid binding). Returns the one `c`
+// has now.
+const Binding* replace_binding(Caller& c, Library library, const Binding* expected, const Binding* replacement) noexcept;
+
 }  // namespace cudnn_fastpath::shim

@@ -1,8 +1,10 @@
 /* The shim's exported dlsym (dlsym_reach.h). x86-64 only (the one platform the shim is built and
-   checked for): it must reach glibc's dlsym by a jump, never a call, so that glibc sees the
-   original caller's return address; a C function cannot promise a tail call. <cet.h> marks the
-   entry for indirect branch tracking and the object for CET, as the compiler marks the C++ objects
-   when it is told to (-fcf-protection): one unmarked object would unmark the whole shim. */
+   checked for): a lookup that is not the shim's business reaches the next dlsym (glibc_dlsym.h)
+   by a jump, never a call, so that it sees the original caller's return address (RTLD_NEXT is
+   relative to it; an LD_AUDIT auditor's la_symbind names it); a C function cannot promise a tail
+   call. <cet.h> marks the entry for indirect branch tracking and the object for CET, as the
+   compiler marks the C++ objects when it is told to (-fcf-protection): one unmarked object would
+   unmark the whole shim. */
 #if !defined(__x86_64__)
 #error "the shim's dlsym is written for x86-64 only"
 #endif
@@ -18,8 +20,23 @@ dlsym:
         je      1f
         cmp     $-1, %rdi               /* RTLD_NEXT */
         je      1f
-        jmp     cudnn_fastpath_dlsym_in_handle
-1:      mov     cudnn_fastpath_real_dlsym(%rip), %rax   /* an aligned load: atomic on x86-64 */
+        /* A lookup in a handle: the shim's business only for one of the names it interposes. */
+        push    %rdi
+        .cfi_adjust_cfa_offset 8
+        push    %rsi
+        .cfi_adjust_cfa_offset 8
+        sub     $8, %rsp                /* the call below on a 16-byte boundary */
+        .cfi_adjust_cfa_offset 8
+        call    cudnn_fastpath_dlsym_wants
+        add     $8, %rsp
+        .cfi_adjust_cfa_offset -8
+        pop     %rsi
+        .cfi_adjust_cfa_offset -8
+        pop     %rdi
+        .cfi_adjust_cfa_offset -8
+        test    %al, %al
+        jne     cudnn_fastpath_dlsym_in_handle
+1:      mov     cudnn_fastpath_next_dlsym(%rip), %rax   /* an aligned load: atomic on x86-64 */
         test    %rax, %rax
         je      2f
         jmp     *%rax
@@ -27,9 +44,9 @@ dlsym:
         .cfi_adjust_cfa_offset 8
         push    %rsi
         .cfi_adjust_cfa_offset 8
-        sub     $8, %rsp                /* the call below on a 16-byte boundary */
+        sub     $8, %rsp
         .cfi_adjust_cfa_offset 8
-        call    cudnn_fastpath_find_real_dlsym
+        call    cudnn_fastpath_find_next_dlsym
         add     $8, %rsp
         .cfi_adjust_cfa_offset -8
         pop     %rsi

@@ -10,28 +10,42 @@
 
 #include "shim/config.h"
 #include "shim/counters.h"
+#include "shim/glibc_dlsym.h"
 #include "shim/loaded_objects.h"
 #include "shim/log.h"
 #include "shim/process.h"
 #include "shim/resolve.h"
 
-extern "C" {
-void* cudnn_fastpath_real_dlsym = nullptr;
-}
-
 namespace cudnn_fastpath::shim {
 namespace {
 
-using DlsymFunction = void* (*)(void*, const char*);
+// The interposed names by hash, built at compile time: a lookup of a name that is not one of them
+// costs a few compares (most names do not start with "cu") or a hash and one probe.
+constexpr int kEntries = static_cast<int>(EntryPoint::kCount);
+constexpr int kNameSlots = 512;
+static_assert(kNameSlots >= 2 * kEntries, "the name table stays at most half full");
 
-// Where no glibc dlsym can be found (never seen: every x86-64 glibc has GLIBC_2.2.5's), or while
-// it is being found (a malloc interposer calling dlsym from inside glibc's dlvsym): the lookup
-// fails, and one line said why.
-void* no_dlsym(void*, const char*) { return nullptr; }
-// Initial-exec, as the shim's other thread-local data: this runs before a sanitizer runtime has
-// finished starting (its own first dlsym calls come here), when a __tls_get_addr call would reach
-// the runtime's interceptor of it too early.
-__thread bool t_finding_dlsym __attribute__((tls_model("initial-exec"))) = false;
+constexpr std::uint32_t name_hash(const char* s) noexcept {
+  std::uint32_t h = 2166136261u;  // FNV-1a
+  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 16777619u;
+  return h;
+}
+
+struct NameTable {
+  std::int16_t entry[kNameSlots];
+};
+
+constexpr NameTable make_name_table() noexcept {
+  NameTable table{};
+  for (std::int16_t& e : table.entry) e = -1;
+  for (int i = 0; i < kEntries; ++i) {
+    std::uint32_t slot = name_hash(kEntryPointNames[i]) & (kNameSlots - 1);
+    while (table.entry[slot] >= 0) slot = (slot + 1) & (kNameSlots - 1);
+    table.entry[slot] = static_cast<std::int16_t>(i);
+  }
+  return table;
+}
+constexpr NameTable kNames = make_name_table();
 
 Library library_of(EntryPoint entry) {
   const char* name = kEntryPointNames[static_cast<int>(entry)];
@@ -53,7 +67,7 @@ bool counting() { return (current_mode() & mode::kCounting) != 0; }
 bool defines_itself(const LoadedObject& object, const char* name) {
   void* self = dlopen(object.is_main ? nullptr : object.path, RTLD_LAZY | RTLD_NOLOAD);
   if (self == nullptr) return false;
-  const auto own = reinterpret_cast<std::uintptr_t>(dlsym(self, name));
+  const auto own = reinterpret_cast<std::uintptr_t>(glibc_dlsym(self, name));
   dlclose(self);
   return own >= object.begin && own < object.end;
 }
@@ -69,24 +83,41 @@ const Binding* unambiguous_binding(Library library, void* handle) {
   return from_handle;
 }
 
+// The caller's binding for `library`, with `name` leading to `found`: the one it has when that is
+// so already; the one the handle leads to, made so, when `name` there is the library's own
+// function (`own`) and `found` an interposer's wrapper of it; nullptr when the caller reaches
+// another library for this name (it keeps what it found).
+const Binding* binding_reaching(Caller& c, Library library, void* handle, const char* name, void* own, void* found) {
+  const Binding* binding = c.bindings[static_cast<int>(library)].load(std::memory_order_acquire);
+  if (binding == nullptr) {
+    binding = unambiguous_binding(library, handle);
+    if (binding == nullptr) return nullptr;
+    binding = adopt_binding(c, library, binding);
+  }
+  for (;;) {
+    void* reached = real_pointer(*binding, name);
+    if (reached == found) return binding;
+    if (reached != own) return nullptr;
+    const Binding* wrapped = with_pointer(*binding, name, found);
+    if (wrapped == nullptr) return nullptr;
+    const Binding* now = replace_binding(c, library, binding, wrapped);
+    if (now == wrapped) return wrapped;
+    binding = now;  // another thread changed it first: look again
+  }
+}
+
 // The answer for a program's lookup: the shim's function, or `found` where a rule says so.
-void* answer(Caller& c, const LoadedObject& from, EntryPoint entry, void* handle, void* found) {
+void* answer(Caller& c, const LoadedObject& from, EntryPoint entry, void* handle, void* own, void* found) {
   const Config& cfg = config();
-  if (cfg.disable || !cfg.dlsym) return found;
+  if (!cfg.dlsym) return found;
   // A copy that follows hands out nothing: its callers' entries would not be the leader's.
   if (current_mode() & mode::kFollower) return found;
   const char* name = kEntryPointNames[static_cast<int>(entry)];
   if (defines_itself(from, name)) return found;
-  // The caller's binding for the library: the one this handle leads to, unless it has one.
-  const Library library = library_of(entry);
-  const Binding* binding = c.bindings[static_cast<int>(library)].load(std::memory_order_acquire);
-  if (binding == nullptr) {
-    binding = unambiguous_binding(library, handle);
-    if (binding != nullptr) binding = adopt_binding(c, library, binding);
-  }
+  const Binding* binding = binding_reaching(c, library_of(entry), handle, name, own, found);
   // No binding (two copies of the library), or another library than this handle's for this
   // caller: it keeps what it found.
-  if (binding == nullptr || real_pointer(*binding, name) != found) {
+  if (binding == nullptr) {
     if (counting()) count(Counter::dlsym_declined);
     if (cfg.verbose) log_line("dlsym: %s for %s left to the library", name, from.is_main ? "the program" : from.path);
     return found;
@@ -103,6 +134,15 @@ void* answer(Caller& c, const LoadedObject& from, EntryPoint entry, void* handle
 
 }  // namespace
 
+int entry_named(const char* name) noexcept {
+  if (name == nullptr || name[0] != 'c' || name[1] != 'u') return -1;
+  for (std::uint32_t slot = name_hash(name) & (kNameSlots - 1);; slot = (slot + 1) & (kNameSlots - 1)) {
+    const int entry = kNames.entry[slot];
+    if (entry < 0) return -1;
+    if (std::strcmp(kEntryPointNames[entry], name) == 0) return entry;
+  }
+}
+
 void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* found) noexcept {
   LoadedObject from, definer;
   // Code outside any object, and the lookups of the shim itself or of another copy of it.
@@ -111,13 +151,15 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
   // sub-libraries and takes their functions this way).
   for (Library l : {Library::kCudnn, Library::kCudart, Library::kCuda})
     if (is_library_file(l, from.path)) return found;
-  // Only a definition in the library itself: a tracer's, or one in the program, stays as found.
-  if (!object_containing(reinterpret_cast<std::uintptr_t>(found), definer) || definer.is_shim ||
+  // Only a name whose definition in the handle lies in the library itself: a program's own, or
+  // one in some other object, stays as found. The next dlsym's answer may be a wrapper of it.
+  void* own = glibc_dlsym(handle, kEntryPointNames[static_cast<int>(entry)]);
+  if (own == nullptr || !object_containing(reinterpret_cast<std::uintptr_t>(own), definer) || definer.is_shim ||
       !is_library_file(library_of(entry), definer.path))
     return found;
   Caller* c = caller_entry(caller);
   if (c == nullptr) return found;
-  void* result = answer(*c, from, entry, handle, found);
+  void* result = answer(*c, from, entry, handle, own, found);
   // Whatever the reason (the way in switched off included), a caller that holds cuDNN's own
   // function for a call that takes a variant pack gets real packs from now on. Relaxed: as above.
   if (result == found && takes_pack(entry)) c->dlsym_names_taken.fetch_or(kDlsymDeclined, std::memory_order_relaxed);
@@ -128,47 +170,25 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
 
 namespace shim = cudnn_fastpath::shim;
 
-// Not instrumented by any sanitizer: a sanitizer runtime's first dlsym calls reach this while it
-// is still starting, before the memory its instrumentation would touch (ASan's shadow) exists.
-__attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined)) void* cudnn_fastpath_find_real_dlsym() {
-  // Acquire, pairing with the release below: a pointer is only read once it is whole. (The asm
-  // reads it with a plain load, which x86-64 orders as an acquire.)
-  if (void* known = __atomic_load_n(&cudnn_fastpath_real_dlsym, __ATOMIC_ACQUIRE)) return known;
-  if (shim::t_finding_dlsym) return reinterpret_cast<void*>(&shim::no_dlsym);
-  shim::t_finding_dlsym = true;
-  // GLIBC_2.2.5, x86-64's first version, is kept by every glibc (in libdl before 2.34, in libc
-  // after, where it is the same function as GLIBC_2.34's): asked first, it never fails, so glibc
-  // allocates no error message. A versioned lookup never finds an unversioned definition: not this
-  // shim's, not another copy's. RTLD_NEXT keeps an interposer of dlsym after the shim in the chain;
-  // RTLD_DEFAULT is the fallback.
-  void* found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-  if (found == nullptr) found = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-  if (found == nullptr) found = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
-  if (found == nullptr) found = dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
-  if (found == nullptr) {
-    shim::log_line("cannot find glibc's dlsym; every dlsym lookup fails");
-    found = reinterpret_cast<void*>(&shim::no_dlsym);
-  }
-  // Racing threads find the same function; each stores it, and any store is as good as another.
-  __atomic_store_n(&cudnn_fastpath_real_dlsym, found, __ATOMIC_RELEASE);
-  shim::t_finding_dlsym = false;
-  return found;
+// Not instrumented: the exported dlsym calls it for every lookup in a handle, a sanitizer
+// runtime's early ones too (glibc_dlsym.cpp says why that matters). It reads the configuration
+// and the mode only for an interposed name.
+__attribute__((no_sanitize_address, no_sanitize_thread, no_sanitize_undefined)) bool cudnn_fastpath_dlsym_wants(
+    void*, const char* name) {
+  if (shim::entry_named(name) < 0) return false;
+  // Disabled, or a copy that follows: a pure pass-through, the shim never looks.
+  return !shim::config().disable && !(shim::current_mode() & shim::mode::kFollower);
 }
 
 void* cudnn_fastpath_dlsym_in_handle(void* handle, const char* name) {
   const void* caller = __builtin_return_address(0);  // jumped to: the program's return address
-  const auto real = reinterpret_cast<shim::DlsymFunction>(cudnn_fastpath_find_real_dlsym());
-  void* found = real(handle, name);
-  // Most lookups end here: a miss, or a name that is not cuDNN's, the runtime's or the driver's.
-  if (found == nullptr || name == nullptr || name[0] != 'c' || name[1] != 'u') return found;
-  constexpr int kCount = static_cast<int>(shim::EntryPoint::kCount);
-  int entry = 0;
-  while (entry < kCount && std::strcmp(shim::kEntryPointNames[entry], name) != 0) ++entry;
-  if (entry == kCount) return found;
+  void* found = shim::next_dlsym(handle, name);
+  if (found == nullptr) return found;
+  const int entry = shim::entry_named(name);
   void* result = shim::answer_lookup(static_cast<shim::EntryPoint>(entry), handle, caller, found);
   // answer_lookup may have called the loader, and a failed lookup of its own would stay in
   // dlerror()'s state: glibc clears that state at every call, so one more successful lookup leaves
   // it exactly as the program's own left it.
-  real(handle, name);
+  shim::glibc_dlsym(handle, name);
   return result;
 }

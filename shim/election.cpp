@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "shim/dispatch.h"
+#include "shim/glibc_dlsym.h"
 #include "shim/loaded_objects.h"
 #include "shim/log.h"
 
@@ -24,7 +25,7 @@ const DispatchV1* elect_leader() noexcept {
 
   // Another copy comes first. Its entry is looked up in that very object and must lie inside it.
   void* handle = first.path[0] ? dlopen(first.path, RTLD_NOLOAD | RTLD_LAZY) : nullptr;
-  void* entry = handle ? dlsym(handle, "cudnn_fastpath_dispatch_v1") : nullptr;
+  void* entry = handle ? glibc_dlsym(handle, "cudnn_fastpath_dispatch_v1") : nullptr;
   if (handle) dlclose(handle);
   const auto address = reinterpret_cast<std::uintptr_t>(entry);
   if (entry == nullptr || address < first.begin || address >= first.end) {

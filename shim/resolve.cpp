@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "shim/config.h"
+#include "shim/glibc_dlsym.h"
 #include "shim/log.h"
 #include "shim/object_references.h"
 
@@ -101,7 +102,7 @@ bool same_pointers(const RealSymbols& a, const RealSymbols& b) {
 // no versions (the linker takes an unversioned definition there, dlvsym does not); else the one of
 // that version.
 void* look_up(void* where, const char* name, const char* version) {
-  void* first = dlsym(where, name);
+  void* first = glibc_dlsym(where, name);
   if (!*version || first == nullptr) return first;
   LoadedObject object;
   if (object_containing(reinterpret_cast<std::uintptr_t>(first), object) && !defines_versions(object)) return first;
@@ -296,7 +297,7 @@ const Binding* resolve_in_handle(Library library, void* handle) noexcept {
   for (int i = 0; i < kTableSize; ++i) {
     if (kTable[i].library != library) continue;
     Definition d;
-    if (!acceptable(dlsym(handle, kTable[i].name), nullptr, d, FoundBy::kDlsymHandle)) {
+    if (!acceptable(glibc_dlsym(handle, kTable[i].name), nullptr, d, FoundBy::kDlsymHandle)) {
       if (kTable[i].required) return nullptr;
       continue;
     }
@@ -309,6 +310,19 @@ const Binding* resolve_in_handle(Library library, void* handle) noexcept {
   if (dladdr(definitions[0].address, &info) != 0 && info.dli_fname != nullptr)
     std::snprintf(found.object, sizeof found.object, "%s", info.dli_fname);
   const Binding* published = publish(found, definitions, defined);
+  return published->found_by == FoundBy::kNotFound ? nullptr : published;
+}
+
+const Binding* with_pointer(const Binding& binding, const char* name, void* pointer) noexcept {
+  Binding changed = binding;
+  Definition d;
+  int index = 0;
+  while (index < kTableSize && std::strcmp(kTable[index].name, name) != 0) ++index;
+  if (index == kTableSize || kTable[index].library != binding.library ||
+      !acceptable(pointer, nullptr, d, binding.found_by))
+    return nullptr;
+  *slot_of(changed.real, index) = pointer;
+  const Binding* published = publish(changed, &d, 1);
   return published->found_by == FoundBy::kNotFound ? nullptr : published;
 }
 

@@ -17,6 +17,11 @@ const Binding* resolve(Library library, const LoadedObject* caller) noexcept;
 // required name or leads into a copy of the shim. Calls the loader, holds no lock.
 const Binding* resolve_in_handle(Library library, void* handle) noexcept;
 
+// A binding like `binding` but for `name`, which leads to `pointer` (an interposer's wrapper of the
+// library's function); nullptr for a name not in the table or a pointer into a copy of the shim.
+// Published like any other (the object `pointer` lies in is pinned).
+const Binding* with_pointer(const Binding& binding, const char* name, void* pointer) noexcept;
+
 // The pointer `binding` holds for `name`; nullptr for a name not in the table.
 void* real_pointer(const Binding& binding, const char* name) noexcept;
 

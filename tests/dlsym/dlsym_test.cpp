@@ -212,3 +212,88 @@ TEST_CASE("two copies of the shim preloaded: the first one's dlsym hands out, on
   CHECK(next["next_agrees.dlsym_probe_symbol"] == 1);
   CHECK(next["next_is_after"] == 1);
 }
+
+// ---- other interposers of dlsym (HAMi-core's libvgpu.so and the like) -------------------------
+
+namespace {
+
+// dlsym_neighbours with `preload` as LD_PRELOAD (the shim under test named as "SHIM").
+Outcome neighbours(const std::string& preload, const std::vector<EnvChange>& extra = {}) {
+  std::string expanded = preload;
+  if (const auto at = expanded.find("SHIM"); at != std::string::npos)
+    expanded.replace(at, 4, shim_under_test(SHIM_PATH));
+  return run_program({DLSYM_NEIGHBOURS}, expanded, extra);
+}
+
+// What holds whoever sits where: the interposer's limit is enforced, the stream made and destroyed.
+void check_limit_enforced(const Outcome& o, const std::string& interposer) {
+  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
+  CHECK(o[interposer + ".loaded"] == 1);
+  CHECK(o["big_allocated"] == 0);
+  CHECK(o["small_allocated"] == 1);
+  CHECK(o[interposer + ".refused"] == 1);
+  CHECK(o[interposer + ".passed"] == 1);
+  CHECK(o["stream_made"] == 1);
+  CHECK(o["stream_destroyed"] == 1);
+  CHECK(o[interposer + ".stream_destroys"] == 1);  // its wrapper ran
+}
+
+}  // namespace
+
+TEST_CASE("a dlsym interposer after the shim sees each of the program's lookups once and keeps its limit",
+          "[dlsym][neighbours]") {
+  const Outcome plain = neighbours(DLSYM_INTERPOSER_B);
+  check_limit_enforced(plain, "b");
+  CHECK(plain["b.lookups"] == 5);  // the premise: four in the driver's handle, one RTLD_DEFAULT
+  CHECK(plain["b.from_program"] == 5);
+
+  // LD_PRELOAD's order (HAMi-core's device plugin puts it in /etc/ld.so.preload, read after it),
+  // and the launcher's, which puts the shim first.
+  const Outcome preloaded = neighbours(std::string("SHIM:") + DLSYM_INTERPOSER_B);
+  const Outcome launched = run_program({LAUNCHER_BUILD, "--", DLSYM_NEIGHBOURS}, DLSYM_INTERPOSER_B,
+                                       {{"CUDNN_FASTPATH_SHIM", shim_under_test(SHIM_PATH)}});
+  for (const Outcome* o : {&preloaded, &launched}) {
+    check_limit_enforced(*o, "b");
+    CHECK((*o)["b.lookups"] == 5);
+    // The shim asks for cuStreamDestroy_v2 on the program's behalf; the other four reach the
+    // interposer from the program itself, by a jump.
+    CHECK((*o)["b.from_program"] == 4);
+    CHECK((*o)["destroy_in_shim"] == 1);  // the shim's function, which forwards to the wrapper
+  }
+}
+
+TEST_CASE("a dlsym interposer before the shim works as without it, and one on each side sees what it would without the shim",
+          "[dlsym][neighbours]") {
+  const Outcome before = neighbours(std::string(DLSYM_INTERPOSER_A) + ":SHIM");
+  check_limit_enforced(before, "a");
+  CHECK(before["a.lookups"] == 5);
+  CHECK(before["a.from_program"] == 5);
+  CHECK(before["destroy_in_shim"] == 0);  // it takes glibc's dlsym by version, around the shim
+
+  const std::string both = std::string(DLSYM_INTERPOSER_A) + ":" + DLSYM_INTERPOSER_B;
+  const Outcome plain = neighbours(both);
+  const Outcome o = neighbours(std::string(DLSYM_INTERPOSER_A) + ":SHIM:" + DLSYM_INTERPOSER_B);
+  for (const char* key : {"big_allocated", "small_allocated", "a.lookups", "a.from_program", "a.refused",
+                          "a.stream_destroys", "b.lookups", "b.refused", "b.stream_destroys"}) {
+    INFO(key);
+    CHECK(o[key] == plain[key]);
+  }
+}
+
+TEST_CASE("CUDNN_FASTPATH_DISABLE=1 leaves dlsym alone entirely, and CUDNN_FASTPATH_DLSYM=0 hands nothing out",
+          "[dlsym][neighbours][config]") {
+  const std::string order = std::string("SHIM:") + DLSYM_INTERPOSER_B;
+  const Outcome disabled = neighbours(order, {{"CUDNN_FASTPATH_DISABLE", "1"}});
+  check_limit_enforced(disabled, "b");
+  CHECK(disabled["b.lookups"] == 5);
+  CHECK(disabled["b.from_program"] == 5);  // every lookup a jump: the shim never looks
+  CHECK(disabled["destroy_in_shim"] == 0);
+
+  // The interposed name is still looked at (a caller holding cuDNN's own function for a call that
+  // takes a variant pack must get real packs) and answered with what the next dlsym found.
+  const Outcome off = neighbours(order, {{"CUDNN_FASTPATH_DLSYM", "0"}});
+  check_limit_enforced(off, "b");
+  CHECK(off["b.lookups"] == 5);
+  CHECK(off["b.from_program"] == 4);
+  CHECK(off["destroy_in_shim"] == 0);
+}

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,7 +26,7 @@ struct StubStream {
 
 ReusingPool<StubStream, 4096> g_streams;
 std::mutex g_lock;  // orders a stream's destroy against another destroy of the same stream
-std::atomic<std::uint64_t> g_created{0}, g_destroyed_v2{0}, g_destroyed_legacy{0};
+std::atomic<std::uint64_t> g_created{0}, g_destroyed_v2{0}, g_destroyed_legacy{0}, g_destroyed_unseen{0};
 
 // ---- capture and graphs: everything below is under g_graph_lock ----
 
@@ -36,6 +37,7 @@ struct Node {
 
 struct StreamState {
   CUcontext context = STUBCUDA_PRIMARY_CONTEXT;
+  unsigned long long id = 0;  // cuStreamGetId's answer: never the same for two streams
   bool green = false;
   bool capturing = false;
   bool invalidated = false;
@@ -52,6 +54,7 @@ struct StubExec {
 };
 
 std::mutex g_graph_lock;
+unsigned long long g_next_stream_id = 16;  // 1 to 15: the legacy and per-thread streams
 std::map<CUstream, StreamState>* g_states = new std::map<CUstream, StreamState>;  // never freed
 std::set<StubGraph*>* g_graphs = new std::set<StubGraph*>;
 std::set<StubExec*>* g_execs = new std::set<StubExec*>;
@@ -103,6 +106,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
     state = StreamState{};
     state.context = t_current;
     state.pid = getpid();
+    state.id = g_next_stream_id++;
     ++g_graph_counters.streams_created;
   }
   g_created.fetch_add(1, std::memory_order_relaxed);
@@ -112,6 +116,34 @@ CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream stream) { return destroy(stream, g_destroyed_v2); }
 
 CUresult CUDAAPI cuStreamDestroy(CUstream stream) { return destroy(stream, g_destroyed_legacy); }
+
+CUresult CUDAAPI cuStreamGetId(CUstream stream, unsigned long long* id) {
+  if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
+  if (legacy(stream)) {
+    *id = reinterpret_cast<std::uintptr_t>(stream) + 1;
+    return CUDA_SUCCESS;
+  }
+  std::lock_guard<std::mutex> guard(g_graph_lock);
+  const auto it = g_states->find(stream);
+  if (it == g_states->end() || it->second.id == 0) return CUDA_ERROR_INVALID_HANDLE;
+  *id = it->second.id;
+  return CUDA_SUCCESS;
+}
+
+void stubcuda_destroy_unseen(CUstream stream) { destroy(stream, g_destroyed_unseen); }
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* pointer, std::size_t bytes) {
+  if (pointer == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* memory = std::malloc(bytes);
+  if (memory == nullptr) return CUDA_ERROR_OUT_OF_MEMORY;
+  *pointer = reinterpret_cast<CUdeviceptr>(memory);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr pointer) {
+  std::free(reinterpret_cast<void*>(pointer));
+  return CUDA_SUCCESS;
+}
 
 StubCudaCounters stubcuda_counters(void) {
   return {g_created.load(), g_destroyed_v2.load(), g_destroyed_legacy.load()};

@@ -27,6 +27,11 @@ struct StubCudaCounters {
 // A snapshot of the stub's counters.
 StubCudaCounters stubcuda_counters(void);
 
+// Destroys `stream` the way a program linked to the CUDA runtime statically does: inside the
+// driver, through no exported name an interposer could see. cuStreamGetId gives every stream an id
+// that no other stream ever had, however its address comes back.
+void stubcuda_destroy_unseen(CUstream stream);
+
 // ---- stream capture and graphs (graph replay's tests) ------------------------------------------
 //
 // The stub models what the shim's graph replay relies on: a stream captures what is recorded into
