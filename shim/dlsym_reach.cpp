@@ -62,6 +62,8 @@ bool takes_pack(EntryPoint entry) {
 
 bool counting() { return (current_mode() & mode::kCounting) != 0; }
 
+std::atomic<unsigned long long> g_cudnn_names_left{0};  // relaxed: a count read at exit
+
 // Whether `object` defines `name` itself: then it is a wrapper (a tracer) looking for the function
 // it wraps, not a program looking for cuDNN's. Its own handle finds its own definition first.
 bool defines_itself(const LoadedObject& object, const char* name) {
@@ -163,8 +165,11 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
   // Whatever the reason (the way in switched off included), a caller that holds cuDNN's own
   // function for a call that takes a variant pack gets real packs from now on. Relaxed: as above.
   if (result == found && takes_pack(entry)) c->dlsym_names_taken.fetch_or(kDlsymDeclined, std::memory_order_relaxed);
+  if (result == found && library_of(entry) == Library::kCudnn) g_cudnn_names_left.fetch_add(1, std::memory_order_relaxed);
   return result;
 }
+
+unsigned long long cudnn_names_left_to_library() noexcept { return g_cudnn_names_left.load(std::memory_order_relaxed); }
 
 }  // namespace cudnn_fastpath::shim
 

@@ -36,6 +36,10 @@ int entry_named(const char* name) noexcept;
 // address), the next dlsym having found `found` (not null).
 void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* found) noexcept;
 
+// How many lookups of cuDNN's names the shim saw a program (not a library) make, and answered with
+// cuDNN's own function: the statistics' one sure sign that calls bypass it.
+unsigned long long cudnn_names_left_to_library() noexcept;
+
 }  // namespace cudnn_fastpath::shim
 
 extern "C" {

@@ -43,6 +43,7 @@ enum class Library : int { kCudnn, kCudart, kCuda, kCount };
   X(cuStreamIsCapturing, kCuda, false)             \
   X(cuStreamGetCtx, kCuda, false)                  \
   X(cuStreamGetGreenCtx, kCuda, false)             \
+  X(cuStreamGetId, kCuda, false)                   \
   X(cuStreamCreate, kCuda, false)                  \
   X(cuCtxGetCurrent, kCuda, false)                 \
   X(cuCtxSetCurrent, kCuda, false)                 \

@@ -17,6 +17,7 @@
 #include "shim/callers.h"
 #include "shim/config.h"
 #include "shim/counters.h"
+#include "shim/dlsym_reach.h"
 #include "shim/handle_table.h"
 #include "shim/loaded_objects.h"
 #include "shim/log.h"
@@ -294,9 +295,21 @@ __attribute__((destructor)) void report_at_exit() {
     // A copy that follows sees no calls of its own: the leader (the first copy) speaks.
     LoadedObject first;
     if (!first_shim_copy(first) || first.begin != own_object().begin) return;
-    log_line("%s is loaded but no cuDNN call reached the shim: its callers bind around it (a dlvsym lookup, "
-             "CUDNN_FASTPATH_DLSYM=0, or a shim loaded after they took cuDNN's functions)",
-             unseen);
+    // The line goes to stderr only where the user asked for stderr; the JSON file says it too.
+    // What the shim knows: lookups of cuDNN's names that it saw and left to cuDNN (the way in
+    // switched off, two copies of cuDNN) are callers that bound around it. Anything else (a
+    // dlvsym lookup, a shim loaded too late, or simply no call at all) it cannot tell apart.
+    const unsigned long long left = cudnn_names_left_to_library();
+    if (cfg.stats || cfg.verbose) {
+      if (left != 0)
+        log_line("%s is loaded but no cuDNN call reached the shim: its callers took %llu of cuDNN's functions "
+                 "through dlsym and were left cuDNN's own (CUDNN_FASTPATH_DLSYM=0, or two copies of cuDNN)",
+                 unseen, left);
+      else
+        log_line("%s is loaded but no cuDNN call reached the shim: the program made none, or its callers bind "
+                 "around the shim (a dlvsym lookup, or a shim loaded after they took cuDNN's functions)",
+                 unseen);
+    }
   }
   if (!cfg.wants_report()) return;
   const cudnn_fastpath_stats_t s = gather();

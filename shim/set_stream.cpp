@@ -4,6 +4,8 @@
 // function, and the table is only ever told what the real function did.
 #include "shim/set_stream.h"
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstdint>
 
@@ -37,6 +39,33 @@ const RealSymbols& cudnn_for(const void* caller) noexcept {
   return binding_for(Library::kCudnn, caller).real;
 }
 
+// Verify mode only: the driver's id of the stream each slot's handle was last set to. An id is
+// never given to a second stream, so a new stream at a destroyed stream's address (destroyed
+// where the shim could not see it: a runtime linked statically) differs from the one the slot
+// learnt, though cuDNN holds the same address. Relaxed: written by the handle's forwarding call,
+// read by its next would-be skip (one thread at a time on a handle, cuDNN's rule); a stale value
+// only forwards a set.
+std::atomic<unsigned long long> g_stream_ids[HandleTable::kCapacity];
+std::atomic<bool> g_driver_loaded{false};  // relaxed: once loaded the driver stays
+
+// The driver's id of `stream`, or false when there is no driver (or it does not know the stream).
+bool stream_id(const void* caller, cudaStream_t stream, unsigned long long& id) noexcept {
+  if (!g_driver_loaded.load(std::memory_order_relaxed)) {
+    void* loaded = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) return false;
+    dlclose(loaded);
+    g_driver_loaded.store(true, std::memory_order_relaxed);
+  }
+  const auto get_id = binding_for(Library::kCuda, caller).real.cuStreamGetId;
+  return get_id != nullptr && get_id(reinterpret_cast<CUstream>(stream), &id) == CUDA_SUCCESS;
+}
+
+void remember_stream_id(const void* caller, HandleTable::Slot& slot, cudaStream_t stream) noexcept {
+  unsigned long long id = 0;
+  if (!stream_id(caller, stream, id)) id = 0;
+  g_stream_ids[g_table.index_of(slot)].store(id, std::memory_order_relaxed);
+}
+
 // The slot of `handle`, claimed if it has none; nullptr (and one warning) when every slot holds a
 // live handle.
 HandleTable::Slot* claim(cudnnHandle_t handle, std::uint32_t m) noexcept {
@@ -64,6 +93,7 @@ __attribute__((noinline)) cudnnStatus_t forward(const void* caller, cudnnHandle_
   const HandleTable::Visit visit = g_table.enter(*slot, handle);
   const cudnnStatus_t status = real.cudnnSetStream(handle, stream);
   HandleTable::leave(visit, key_of(stream), status == CUDNN_STATUS_SUCCESS);
+  if ((m & mode::kVerify) && status == CUDNN_STATUS_SUCCESS) remember_stream_id(caller, *slot, stream);
   return status;
 }
 
@@ -75,11 +105,16 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
   if (m & mode::kVerify) {
     cudaStream_t held = nullptr;
     const cudnnStatus_t status = cudnn_for(caller).cudnnGetStream(handle, &held);
-    if (status != CUDNN_STATUS_SUCCESS || held != stream) {
+    // The same address is not always the same stream: the driver's id tells (0: not known).
+    unsigned long long id = 0;
+    const unsigned long long learnt = g_stream_ids[g_table.index_of(slot)].load(std::memory_order_relaxed);
+    const bool same_stream = learnt == 0 || (stream_id(caller, stream, id) && id == learnt);
+    if (status != CUDNN_STATUS_SUCCESS || held != stream || !same_stream) {
       if (!g_warned_mismatch.exchange(true, std::memory_order_relaxed))
-        log_line("verify: handle %p holds stream %p, not %p: something set it around the shim; "
-                 "forwarding (further mismatches are only counted)",
-                 static_cast<void*>(handle), static_cast<void*>(held), static_cast<void*>(stream));
+        log_line("verify: handle %p holds stream %p, not %p%s: something set it, or destroyed it, around the "
+                 "shim; forwarding (further mismatches are only counted)",
+                 static_cast<void*>(handle), static_cast<void*>(held), static_cast<void*>(stream),
+                 held == stream ? " (a new stream at that address)" : "");
       if (m & mode::kCounting) count(Counter::verify_mismatches);
       return forward(caller, handle, stream, &slot, m);
     }

@@ -68,6 +68,9 @@ class StreamTable {
     return home.key.load(std::memory_order_acquire) == key && is_handle(key) ? &home : nullptr;
   }
 
+  // Where `slot` is in the table, 0 to Capacity - 1 (for data kept beside the slots).
+  std::size_t index_of(const Slot& slot) const noexcept { return static_cast<std::size_t>(&slot - slots_); }
+
   // The slot of `handle` if it has one. Never claims.
   Slot* find(const void* handle) noexcept {
     const std::uintptr_t key = to_key(handle);
@@ -197,10 +200,6 @@ class StreamTable {
     constexpr int kIndexBits = __builtin_ctzll(Capacity);
     return static_cast<std::size_t>((static_cast<std::uint64_t>(key) * 0x9E3779B97F4A7C15ull) >>
                                     (64 - kIndexBits));
-  }
-
-  std::size_t index_of(const Slot& slot) const noexcept {
-    return static_cast<std::size_t>(&slot - slots_);
   }
 
   // Release: a lookup that reads the raised reach (acquire) probes far enough to meet the slot,

@@ -22,7 +22,7 @@ using namespace cudnn_fastpath::test;
 namespace {
 
 Outcome run(const std::vector<std::string>& argv, const std::vector<EnvChange>& extra, bool preload = true) {
-  return run_program(argv, preload ? SHIM_PATH : "", extra);
+  return run_program(argv, preload ? shim_under_test(SHIM_PATH) : "", extra);
 }
 
 Outcome scenario(const std::string& which, bool preload = true, const std::vector<EnvChange>& extra = {}) {
@@ -181,7 +181,8 @@ TEST_CASE("CUDNN_FASTPATH_DLSYM=0 and --no-dlsym leave the lookups alone, and on
   CHECK(o["execute_calls"] == 100);
   CHECK(o["launches"] == 0);
   CHECK(o["failures"] == 0);
-  CHECK(o.process.err.find("libcudnn.so.9 is loaded but no cuDNN call reached the shim") != std::string::npos);
+  CHECK(o.process.err.find("libcudnn.so.9 is loaded but no cuDNN call reached the shim: its callers took") !=
+        std::string::npos);
   const std::string json = read_file(file);
   CHECK(std::regex_search(json, std::regex("\"cudnn_unseen\": \"[^\"]*libcudnn.so.9\"")));
   CHECK(json.find("\"dlsym\": false") != std::string::npos);
@@ -296,4 +297,29 @@ TEST_CASE("CUDNN_FASTPATH_DISABLE=1 leaves dlsym alone entirely, and CUDNN_FASTP
   CHECK(off["b.lookups"] == 5);
   CHECK(off["b.from_program"] == 4);
   CHECK(off["destroy_in_shim"] == 0);
+}
+
+// ---- the unseen cuDNN ------------------------------------------------------------------------
+
+TEST_CASE("a process that loads cuDNN and never calls it: nothing on stderr with --stats-file alone", "[dlsym][unseen]") {
+  const std::string file = make_temp_dir() + "/never.json";
+  const Outcome quiet = run({DLSYM_PLAIN, "load-cudnn"}, {{"CUDNN_FASTPATH_STATS_FILE", file}});
+  CHECK(quiet.process.err.empty());
+  CHECK(std::regex_search(read_file(file), std::regex("\"cudnn_unseen\": \"[^\"]*libcudnn.so.9\"")));
+
+  // With --stats the line may be printed, and says nothing false: the program made no call.
+  const Outcome asked = run({DLSYM_PLAIN, "load-cudnn"}, {{"CUDNN_FASTPATH_STATS", "1"}});
+  CHECK(count_lines_containing(asked.process.err, "is loaded but no cuDNN call reached the shim: the program made none,") == 1);
+  CHECK(asked.process.err.find("bind around it") == std::string::npos);  // the landed shim's claim
+}
+
+TEST_CASE("calls taken with glibc's own dlsym bypass the shim: the unseen line says so where the docs say", "[dlsym][unseen]") {
+  const Outcome o = run({DLSYM_PLAIN, "bypass"}, {{"CUDNN_FASTPATH_STATS", "1"}});
+  CHECK(o["bypass_calls"] == 3);
+  CHECK(count_lines_containing(o.process.err, "no cuDNN call reached the shim: the program made none, or its "
+                                              "callers bind around the shim (a dlvsym lookup") == 1);
+  const std::string file = make_temp_dir() + "/bypass.json";
+  const Outcome file_only = run({DLSYM_PLAIN, "bypass"}, {{"CUDNN_FASTPATH_STATS_FILE", file}});
+  CHECK(file_only.process.err.empty());
+  CHECK(std::regex_search(read_file(file), std::regex("\"cudnn_unseen\": \"[^\"]*libcudnn.so.9\"")));
 }

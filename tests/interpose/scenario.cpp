@@ -135,6 +135,7 @@ const Case kCases[] = {
     {"fork_report_child_calls", fork_report_child_calls},
     {"driver_stream_reuse", driver_stream_reuse},
     {"driver_stream_reuse_legacy", driver_stream_reuse_legacy},
+    {"static_runtime_stream_reuse", static_runtime_stream_reuse},
     {"per_thread_stream", per_thread_stream},
 #ifndef SCENARIO_LINKED
     {"loader_lock", loader_lock},

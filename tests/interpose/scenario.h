@@ -96,6 +96,7 @@ int fork_report();
 int fork_report_child_calls();
 int driver_stream_reuse();
 int driver_stream_reuse_legacy();
+int static_runtime_stream_reuse();
 int per_thread_stream();
 // scenario_threads.cpp: threads, races and tables under load (stress_test.cpp).
 int threads();

@@ -1,5 +1,6 @@
 // Scenario cases about lifetimes: fork, exec, the statistics report around a fork, streams
 // destroyed through the driver, per-thread streams (scenario.h).
+#include <dlfcn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,7 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+
 #include "tests/interpose/scenario.h"
+#include "tests/support/must_load.h"
 
 namespace scenario {
 
@@ -94,6 +97,20 @@ int driver_stream_reuse_with(CUresult (*destroy_stream)(CUstream)) {
 }
 int driver_stream_reuse() { return driver_stream_reuse_with(g_api.cu_stream_destroy_v2); }
 int driver_stream_reuse_legacy() { return driver_stream_reuse_with(g_api.cu_stream_destroy_legacy); }
+
+// A program linked to the CUDA runtime statically destroys its streams inside the runtime, through
+// no name the shim can interpose (the stub driver's stand-in for that).
+void (*g_destroy_unseen)(CUstream) = nullptr;
+CUresult destroy_unseen(CUstream stream) {
+  g_destroy_unseen(stream);
+  return CUDA_SUCCESS;
+}
+int static_runtime_stream_reuse() {
+  // The stub driver, wherever the load mode put it (RTLD_LOCAL behind the framework, say).
+  void* driver = must_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  must_dlsym(g_destroy_unseen, driver, "stubcuda_destroy_unseen");
+  return driver_stream_reuse_with(destroy_unseen);
+}
 
 // cudaStreamPerThread names another stream in each thread that uses it: a set of it must reach
 // cuDNN every time. The null stream and cudaStreamLegacy are one stream for every thread.
