@@ -43,10 +43,13 @@ class PackCache {
     explicit operator bool() const noexcept { return entry_plus_one != 0; }
   };
 
-  // A pack the cache let go of, for the caller to destroy (nobody else holds it any more).
+  // A pack the cache let go of, for the caller to destroy (nobody else holds it any more); `used`:
+  // a lookup found it at least once after it was cached (one that was not is a waste to
+  // replay/admission.h).
   struct Evicted {
     void* pack = nullptr;
     std::uintptr_t library = 0;
+    bool used = false;
   };
 
   // A lease on the cached pack with these contents, if there is one. Hot, like release(): a
@@ -75,6 +78,7 @@ class PackCache {
         // acq_rel: the lease is taken on exactly the generation whose contents were compared.
         if (e.word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
           if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
+          if (!e.used.load(std::memory_order_relaxed)) e.used.store(1, std::memory_order_relaxed);
           return {static_cast<std::uint32_t>(i + 1), generation_of(word), e.pack.load(std::memory_order_relaxed)};
         }
       }
@@ -106,8 +110,9 @@ class PackCache {
       if (references == 1 && e.recently_used.exchange(0, std::memory_order_relaxed)) continue;
       const void* old_pack = e.pack.load(std::memory_order_relaxed);
       const std::uintptr_t old_library = e.library.load(std::memory_order_relaxed);
+      const bool old_used = e.used.load(std::memory_order_relaxed) != 0;
       if (!claim(e, word)) continue;
-      if (references == 1) evicted = {const_cast<void*>(old_pack), old_library};
+      if (references == 1) evicted = {const_cast<void*>(old_pack), old_library, old_used};
       return fill(i, hash, contents, library, pack);
     }
     return {};
@@ -168,6 +173,7 @@ class PackCache {
     std::atomic<std::uint8_t> pointer_count{0};
     std::atomic<bool> has_workspace{false};
     std::atomic<std::uint8_t> recently_used{0};
+    std::atomic<std::uint8_t> used{0};  // found by a lookup since it was cached (relaxed: a flag)
     // As in PackContents: each uid next to its pointer.
     struct Tensor {
       std::atomic<std::int64_t> uid{0};
@@ -214,6 +220,7 @@ class PackCache {
       e.tensors[k].pointer.store(reinterpret_cast<std::uintptr_t>(c.pointer(k)), std::memory_order_relaxed);
     e.pack.store(pack, std::memory_order_relaxed);
     e.recently_used.store(1, std::memory_order_relaxed);
+    e.used.store(0, std::memory_order_relaxed);
     tags_[i].store(tag_of(hash), std::memory_order_relaxed);
     const std::uint32_t generation = generation_of(e.word.load(std::memory_order_relaxed));
     // Release: the contents above are visible to whoever acquires the word. References: the cache

@@ -7,9 +7,11 @@ namespace cudnn_fastpath::shim {
 // pass-through), _VERIFY (ask cudnnGetStream before each skip), _VERBOSE (say how the real symbols
 // were found), _STATS (report on stderr at exit), _STATS_FILE (JSON report at exit, %p the pid),
 // _VARIANT_PACKS (cache variant packs, default on), _GRAPHS (replay steady executes of cached
-// packs as CUDA graphs, default on; only with the packs), _DLSYM (answer dlsym lookups of the
-// interposed names in cuDNN with the shim's functions, default on: dlsym_reach.h), _CUDNN and
-// _CUDART (the real libraries, when no loaded one can be found).
+// packs as CUDA graphs, default on; only with the packs), _LEGACY (replay steady calls of cuDNN's
+// legacy API, default on; only with graphs), _CUBLAS (replay cuBLASLt and cuBLAS calls, with
+// graphs, and cache the matmul heuristic's answers; default on), _DLSYM (answer dlsym lookups of
+// the interposed names with the shim's functions, default on: dlsym_reach.h), _CUDNN and _CUDART
+// (the real libraries, when no loaded one can be found).
 struct Config {
   bool disable = false;
   bool verify = false;
@@ -17,6 +19,8 @@ struct Config {
   bool stats = false;
   bool variant_packs = true;
   bool graphs = true;
+  bool legacy = true;
+  bool cublas = true;
   bool dlsym = true;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};

@@ -3,33 +3,60 @@
 #include <cstdint>
 
 #include "cudnn_fastpath/shim_control.h"
-#include "shim/graph_replay.h"
 #include "shim/handle_table.h"
 #include "shim/process.h"
+#include "shim/replay_engine.h"
 
 namespace cudnn_fastpath::shim {
+namespace {
+
+// The public feature bits and the mode bits they move, and the graph families each one replays.
+struct Feature {
+  unsigned bit;
+  std::uint32_t mode;
+};
+constexpr Feature kFeatures[] = {
+    {CUDNN_FASTPATH_FEATURE_SET_STREAM, mode::kSkipping}, {CUDNN_FASTPATH_FEATURE_VARIANT_PACKS, mode::kCaching},
+    {CUDNN_FASTPATH_FEATURE_GRAPHS, mode::kGraphs},       {CUDNN_FASTPATH_FEATURE_LEGACY, mode::kLegacy},
+    {CUDNN_FASTPATH_FEATURE_CUBLAS, mode::kCublas},
+};
+
+constexpr struct {
+  std::uint32_t mode;
+  Family family;
+} kFamilyFeatures[] = {
+    {mode::kGraphs, Family::kBackend},       {mode::kLegacy, Family::kLegacyBn}, {mode::kLegacy, Family::kLegacyConv},
+    {mode::kLegacy, Family::kLegacyTensor}, {mode::kCublas, Family::kLtMatmul}, {mode::kCublas, Family::kGemm},
+};
+static_assert(sizeof kFamilyFeatures / sizeof kFamilyFeatures[0] == kFamilies, "every family has its feature");
+
+}  // namespace
 
 unsigned features() noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().features();
-  return ((m & mode::kSkipping) ? CUDNN_FASTPATH_FEATURE_SET_STREAM : 0u) |
-         ((m & mode::kCaching) ? CUDNN_FASTPATH_FEATURE_VARIANT_PACKS : 0u) |
-         ((m & mode::kGraphs) ? CUDNN_FASTPATH_FEATURE_GRAPHS : 0u);
+  unsigned bits = 0;
+  for (const Feature& f : kFeatures) bits |= (m & f.mode) ? f.bit : 0u;
+  return bits;
 }
 
 unsigned set_features(unsigned wanted) noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().set_features(wanted);
   // Graphs only with the pack cache: only a cached pack is stable enough to replay.
-  const bool packs = (wanted & CUDNN_FASTPATH_FEATURE_VARIANT_PACKS) != 0;
-  const std::uint32_t before = switch_features(((wanted & CUDNN_FASTPATH_FEATURE_SET_STREAM) ? mode::kSkipping : 0u) |
-                                               (packs ? mode::kCaching : 0u) |
-                                               (packs && (wanted & CUDNN_FASTPATH_FEATURE_GRAPHS) ? mode::kGraphs : 0u));
+  if (!(wanted & CUDNN_FASTPATH_FEATURE_VARIANT_PACKS)) wanted &= ~CUDNN_FASTPATH_FEATURE_GRAPHS;
+  std::uint32_t modes = 0;
+  for (const Feature& f : kFeatures) modes |= (wanted & f.bit) ? f.mode : 0u;
+  const std::uint32_t before = switch_features(modes);
+  const std::uint32_t now = current_mode();
   // Whatever the table knew stops being trusted both ways: when skipping stops, so that nothing
   // cached outlives it; when it starts, so that nothing learnt before counts.
-  if ((before ^ current_mode()) & mode::kSkipping) handle_table().forget_all();
-  // Graphs switched off: every graph is forgotten now, so that none outlives the switch.
-  if ((before & mode::kGraphs) && !(current_mode() & mode::kGraphs)) forget_all_graphs();
+  if ((before ^ now) & mode::kSkipping) handle_table().forget_all();
+  // A replay switched off: its graphs (and cached answers) are forgotten now, so that none
+  // outlives the switch.
+  const std::uint32_t switched_off = before & ~now;
+  for (const auto& f : kFamilyFeatures)
+    if (switched_off & f.mode) forget_family(f.family);
   return features();
 }
 

@@ -21,11 +21,14 @@ std::uint32_t with_plain_skip(std::uint32_t m) {
 }
 
 // The features the configuration allows: none when disabled, packs unless switched off, graphs
-// unless switched off and only with the packs (only a cached pack is stable enough to replay).
+// unless switched off and only with the packs (only a cached pack is stable enough to replay),
+// legacy replay unless it or graphs are switched off (replay needs graphs), cuBLAS unless switched
+// off (its replay needs graphs too: cublas_replay.cpp asks; its heuristic cache does not).
 std::uint32_t allowed_features(const Config& cfg) {
   if (cfg.disable) return 0;
   return mode::kSkipping | (cfg.variant_packs ? mode::kCaching : 0) |
-         (cfg.variant_packs && cfg.graphs ? mode::kGraphs : 0);
+         (cfg.variant_packs && cfg.graphs ? mode::kGraphs : 0) | (cfg.legacy && cfg.graphs ? mode::kLegacy : 0) |
+         (cfg.cublas ? mode::kCublas : 0);
 }
 
 }  // namespace
@@ -45,8 +48,9 @@ std::uint32_t initialise() noexcept {
   }
   m = with_plain_skip(m);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))
-    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d graphs=%d%s%s)", cfg.disable, cfg.verify,
-             cfg.stats, cfg.variant_packs, cfg.graphs, cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
+    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d graphs=%d legacy=%d cublas=%d dlsym=%d%s%s)",
+             cfg.disable, cfg.verify, cfg.stats, cfg.variant_packs, cfg.graphs, cfg.legacy, cfg.cublas, cfg.dlsym,
+             cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
   // acq_rel: release publishes the leader; on failure, acquire sees the winner's.
   std::uint32_t expected = 0;
   if (!g_mode.compare_exchange_strong(expected, m, std::memory_order_acq_rel, std::memory_order_acquire))

@@ -20,7 +20,9 @@ inline constexpr std::uint32_t kSkipping = 1u << 5;   // feature: skip redundant
 inline constexpr std::uint32_t kCaching = 1u << 6;    // feature: proxy and cache variant packs
 inline constexpr std::uint32_t kPlainSkip = 1u << 7;  // skipping, and a skip has nothing else to do
 inline constexpr std::uint32_t kGraphs = 1u << 8;     // feature: replay cached packs' executes as graphs
-inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs;  // what the run-time switch moves
+inline constexpr std::uint32_t kLegacy = 1u << 9;     // feature: replay steady calls of cuDNN's legacy API
+inline constexpr std::uint32_t kCublas = 1u << 10;    // feature: cuBLASLt/cuBLAS replay and the heuristic cache
+inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs | kLegacy | kCublas;  // what the run-time switch moves
 }  // namespace mode
 
 extern std::atomic<std::uint32_t> g_mode __attribute__((visibility("hidden")));

@@ -19,7 +19,7 @@ enum class Library : int { kCudnn, kCudart, kCuda, kCount };
 
 // The one table of real symbols: name, library, and whether a library without it is refused (the
 // others are newer than some versions the shim may meet: a caller that calls one has it). The
-// driver calls after cuStreamDestroy are graph replay's (graph_replay.cpp): without them, every
+// driver calls after cuStreamDestroy are the replay engine's (replay_engine.cpp): without them, every
 // execute is direct.
 #define CUDNN_FASTPATH_REAL_SYMBOLS(X)             \
   X(cudnnSetStream, kCudnn, true)                  \

@@ -11,7 +11,7 @@
 
 #include "shim/callers.h"
 #include "shim/counters.h"
-#include "shim/graph_replay.h"
+#include "shim/backend_replay.h"
 #include "shim/handle_table.h"
 #include "shim/lifecycle.h"
 #include "shim/log.h"

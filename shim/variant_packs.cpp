@@ -29,15 +29,17 @@
 #include "shim/callers.h"
 #include "shim/code_layout.h"
 #include "shim/counters.h"
-#include "shim/graph_replay.h"
+#include "shim/backend_replay.h"
 #include "shim/lifecycle.h"
 #include "shim/process.h"
 #include "shim/proxy.h"
+#include "shim/replay_thread.h"
 
 namespace cudnn_fastpath::shim {
 namespace {
 
 using packs::PackContents;
+using replay::Admission;
 using Cache = PackCache;
 
 Cache g_cache;
@@ -46,6 +48,13 @@ void forget_in_child() { g_cache.forget_in_child(); }
 ForkChildReset g_fork_reset{forget_in_child};  // registered at the first proxy, before anything is cached
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
+
+// The calling thread's admission state of the pack cache (replay/admission.h), or null (a thread
+// without a replay block: the cache is used as before).
+replay::AdmissionState* pack_admission() noexcept {
+  ReplayThread* t = t_replay;
+  return t != nullptr ? &t->admission[static_cast<int>(Admitted::kPacks)] : nullptr;
+}
 
 std::uintptr_t library_id(const Binding* library) { return reinterpret_cast<std::uintptr_t>(library); }
 
@@ -155,6 +164,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
     forget_graphs_of_pack(evicted.pack);  // before a new pack may take its address
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::pack_evictions);
+    if (replay::AdmissionState* admission = pack_admission(); admission && !evicted.used) Admission::waste(*admission);
   }
   return CUDNN_STATUS_SUCCESS;
 }
@@ -165,6 +175,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
     p.pack = lease.pack;
     p.set_state(Proxy::State::kFinalized);
     if (counting(m)) count(Counter::pack_hits);
+    if (replay::AdmissionState* admission = pack_admission()) Admission::hit(*admission);
     return CUDNN_STATUS_SUCCESS;
   }
   return finalize_miss(p, m);
@@ -215,6 +226,13 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   if (type != CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR || descriptor == nullptr || !(m & mode::kCaching) ||
       !proxies || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
+  // The cache backing off (its packs were evicted before they were used again): a real pack, as
+  // with the cache switched off, but for a probe now and then.
+  if (ReplayThread* t = replay_thread();
+      t != nullptr && !Admission::admit(t->admission[static_cast<int>(Admitted::kPacks)])) {
+    if (counting(m)) count(Counter::packs_declined);
+    return real.cudnnBackendCreateDescriptor(type, descriptor);
+  }
   Proxy* p = make_proxy(library);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
   note_cudnn_call();
@@ -282,7 +300,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const voi
   Proxy* p = proxy_or_forward<&DispatchV1::backend_set_attribute, &RealSymbols::cudnnBackendSetAttribute>(
       status, m, caller, descriptor, name, type, count, elements);
   if (p == nullptr) {
-    // A tensor's uid, type, dimensions and by-value flag, for graph replay (graph_replay.h).
+    // A tensor's uid, type, dimensions and by-value flag, for graph replay (backend_replay.h).
     if (status == CUDNN_STATUS_SUCCESS && is_noted_tensor_attribute(name) && !(m & (mode::kFollower | mode::kDisabled)))
       note_tensor_attribute(descriptor, name, type, count, elements);
     return status;

@@ -1,6 +1,6 @@
 // Other code for the cold benchmarks to run between two ops: 2 MiB of straight-line no-ops and a
 // return, so that the instruction caches are as cold as a framework leaves them between two ops
-// (the data caches are pushed out by reading other memory). Shared by pack_bench and pack_lines.
+// (the data caches are pushed out by reading other memory). Shared by pack_bench and op_lines.
 #pragma once
 
 #include <sys/mman.h>

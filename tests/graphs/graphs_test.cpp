@@ -232,8 +232,8 @@ TEST_CASE("a failed capture or instantiation executes directly for good, and a f
       CHECK(o[p + "launches"] == 0);
       CHECK(o[p + "live_graphs"] == 0);
     }
-    CHECK(count_lines_containing(o.process.err, "graph replay: a capture failed") == 1);
-    CHECK(count_lines_containing(o.process.err, "graph replay: an instantiation failed") == 1);
+    CHECK(count_lines_containing(o.process.err, "graph replay: a capture of an execute failed") == 1);
+    CHECK(count_lines_containing(o.process.err, "graph replay: an instantiation of an execute failed") == 1);
     CHECK(o["launch.status"] != 0);  // never a silent success
     CHECK(o["launch.runs"] == 0);
 
@@ -286,4 +286,29 @@ TEST_CASE("the launcher's --no-graphs option executes every op directly", "[grap
   CHECK(key_values(without.out).at("launches") == "0");
   CHECK(key_values(without.out).at("execute_calls") == "100");
   CHECK(without.err.empty());
+}
+
+TEST_CASE("packs that never repeat, or cycle through more than the caches hold, cost no more calls than the caches off",
+          "[graphs][admission]") {
+  for (const char* pattern : {"miss_heavy_fresh", "miss_heavy_cycling"}) {
+    for (const char* mode : {"linked", "local", "dlsym"}) {
+      INFO(pattern << ", mode " << mode);
+      const Outcome off = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+      check_sound(off, "recovered.");
+      const long long ops = off["ops"];
+      CHECK(off["measured.backend_calls"] == 7 * ops);  // the premise: create, 3 sets, finalize, execute, destroy
+
+      const std::string file = make_temp_dir() + "/s.json";
+      const Outcome o = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_STATS_FILE", file}}});
+      check_sound(o, "recovered.");
+      const long long graph_calls = o["measured.captures"] + o["measured.instantiated"] + o["measured.graph_destroys"];
+      CHECK(o["measured.backend_calls"] + graph_calls <= off["measured.backend_calls"] + ops / 100);
+      CHECK(graph_calls <= ops / 100);
+      // A steady op after them is replayed again: the caches came back.
+      CHECK(o["recovered.launches"] == 100);
+      CHECK(o["recovered.execute_calls"] == 0);
+      const std::string json = read_file(file);
+      CHECK(json_number(json, "packs_declined").value_or(0) > 0);
+    }
+  }
 }

@@ -121,7 +121,7 @@ namespace {
 struct StatsBuffer {
   std::uint32_t size;
   std::uint32_t counting;
-  std::uint64_t values[64];
+  std::uint64_t values[256];
 };
 using StatsFunction = int (*)(void*, std::size_t);
 using FieldsFunction = const char* (*)();

@@ -29,7 +29,11 @@ extern "C" {
 #define CUDNN_FASTPATH_FEATURE_VARIANT_PACKS 2u /* proxy and cache variant packs */
 #define CUDNN_FASTPATH_FEATURE_GRAPHS 4u        /* replay steady executes of cached packs as CUDA graphs
                                                    (only together with VARIANT_PACKS) */
-#define CUDNN_FASTPATH_FEATURE_ALL 7u
+#define CUDNN_FASTPATH_FEATURE_LEGACY 8u        /* replay steady calls of cuDNN's legacy API (batch norm,
+                                                   convolution, activation, pooling, ...) as CUDA graphs */
+#define CUDNN_FASTPATH_FEATURE_CUBLAS 16u       /* replay steady cublasLtMatmul and cublasGemmEx calls as
+                                                   CUDA graphs, answer cuBLASLt's heuristic from a cache */
+#define CUDNN_FASTPATH_FEATURE_ALL 31u
 
 /* The features in effect now. */
 unsigned cudnn_fastpath_features(void);
@@ -64,7 +68,29 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(graph_refusals_full, "graph replay", "full", "direct: every entry of the graph cache's set in use") \
   X(graph_evictions, "graph replay", "evicted", "graphs destroyed to make room")                      \
   X(dlsym_handed_out, "dlsym", "handed out", "lookups of an interposed name answered with the shim's function") \
-  X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library")
+  X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library") \
+  X(packs_declined, "variant packs", "declined", "real packs made while the pack cache backs off (its entries were not used again)") \
+  X(graphs_declined, "graph replay", "declined", "direct: the graph cache backs off (its entries were not used again)") \
+  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_bn, "batch norm replay")                                  \
+  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_conv, "convolution replay")                               \
+  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_tensor, "tensor op replay")                               \
+  CUDNN_FASTPATH_REPLAY_COUNTERS(X, lt_matmul, "cublasLt matmul replay")                             \
+  CUDNN_FASTPATH_REPLAY_COUNTERS(X, gemm, "cublas gemm replay")                                      \
+  X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
+  X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
+  X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)")
+
+/* The counters of one family of replayed library calls (README's reach table): group is its line. */
+#define CUDNN_FASTPATH_REPLAY_COUNTERS(X, family, group)                                                  \
+  X(family##_direct, group, "direct", "calls that reached the library directly")                         \
+  X(family##_captured, group, "captured", "calls captured as CUDA graphs")                               \
+  X(family##_launches, group, "launches", "calls answered by launching a graph")                         \
+  X(family##_refused_capturing, group, "refused: capturing", "direct: the program's stream was capturing") \
+  X(family##_refused_context, group, "context", "direct: a stream of another context, or a green context") \
+  X(family##_refused_failed, group, "failed", "direct for good: a failed capture or instantiation, or no driver") \
+  X(family##_refused_full, group, "full", "direct: every entry of the graph cache's set in use")           \
+  X(family##_unknown, group, "unknown", "direct: a descriptor or handle state the shim did not see set")    \
+  X(family##_declined, group, "declined", "direct: the graph cache backs off (its entries were not used again)")
 
 typedef struct cudnn_fastpath_stats {
   uint32_t size;         /* bytes the shim filled: the caller's size or its own, the smaller */

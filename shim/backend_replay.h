@@ -1,10 +1,10 @@
-// Graph replay: a steady execute of a cached variant pack becomes one CUDA graph launch.
+// Replay of cuDNN's backend execute: a steady execute of a cached variant pack becomes one CUDA
+// graph launch (the replay engine, replay_engine.h).
 //
-// The executes of a (handle, plan, real pack) triple whose pack came from the pack cache are run
-// directly the first times, then one is captured (on a private stream of the shim's, with the
-// handle's stream set to it and restored), and every later execute of the triple launches the
-// graph on the handle's stream. graphs/graph_cache.h keeps the graphs; graph_replay.cpp says
-// when an execute may be replayed and when it must not.
+// A cached pack makes a (handle, plan, real pack) triple stable from one op to the next, and the
+// execute is a pure function of that triple, the handle's stream, and the by-value tensors it
+// reads from host memory: the triple is the key, the by-value bytes are the host bytes the engine
+// compares at each launch.
 #pragma once
 
 #include <cudnn.h>
@@ -34,13 +34,21 @@ inline bool is_noted_tensor_attribute(cudnnBackendAttributeName_t name) noexcept
          name == CUDNN_ATTR_TENSOR_DIMENSIONS || name == CUDNN_ATTR_TENSOR_IS_BY_VALUE;
 }
 
-// The graphs of a handle (destroyed, or a new one at its address), of a plan descriptor (destroyed:
-// a new plan at the same address must never meet an old graph) or of a real pack (evicted from
-// the pack cache) are forgotten: destroyed once no execute is using them.
+// The graphs of a handle (destroyed, or a new one at its address: every family's), of a plan
+// descriptor (destroyed: a new plan at the same address must never meet an old graph) or of a real
+// pack (evicted from the pack cache) are forgotten: destroyed once no execute is using them.
 void forget_graphs_of_handle(cudnnHandle_t handle) noexcept;
 void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
 void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
-// The feature was switched off.
-void forget_all_graphs() noexcept;
+
+// The cudnnGetStream a replayed cuDNN call is launched on: the handle table's word when it is
+// known (and trusted: skipping on, no verify mode), else cuDNN's answer. False if neither.
+bool handle_stream(const RealSymbols& cudnn, cudnnHandle_t handle, std::uint32_t m, cudaStream_t& stream) noexcept;
+
+// Points `handle` at the shim's capture stream for one call and back at `program` after it (the
+// legacy families' enter and leave too). A restore that fails leaves the handle table not knowing
+// the handle's stream.
+int point_handle_at(const RealSymbols& cudnn, cudnnHandle_t handle, CUstream capture) noexcept;
+void point_handle_back(const RealSymbols& cudnn, cudnnHandle_t handle, cudaStream_t program) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -1,6 +1,8 @@
-// graphs/graph_cache.h on its own: which entry a lookup finds, when a graph is handed back for
-// destruction (never while leased), eviction, and threads leasing, forgetting and inserting at once.
-#include "graphs/graph_cache.h"
+// replay/graph_cache.h on its own: which entry a lookup finds, when a graph is handed back for
+// destruction (never while leased), eviction (and whether the evicted graph was ever launched), and
+// threads leasing, forgetting and inserting at once.
+#include "replay/graph_cache.h"
+#include "replay/replay_key.h"
 
 #include <catch2/catch.hpp>
 
@@ -9,20 +11,27 @@
 #include <thread>
 #include <vector>
 
-using cudnn_fastpath::graphs::GraphCache;
-using cudnn_fastpath::graphs::GraphKey;
-using cudnn_fastpath::graphs::Phase;
-using cudnn_fastpath::graphs::Released;
+using cudnn_fastpath::replay::Phase;
+using cudnn_fastpath::replay::Released;
+using Key = cudnn_fastpath::replay::ReplayKey<4>;
+template <std::size_t Sets, std::size_t Ways>
+using GraphCache = cudnn_fastpath::replay::GraphCache<Key, Sets, Ways>;
 
 namespace {
 
 using Small = GraphCache<1, 4>;  // one set of four: eviction is easy to force
+using Stored = Small::StoredKey;
 
-GraphKey key(std::uintptr_t n) { return {0x1000 + n, 0x2000 + n, 0x3000 + n}; }
+// Three words, as a backend execute's (handle, plan, pack).
+Key key(std::uintptr_t n) {
+  Key k;
+  for (std::uintptr_t w : {0x1000 + n, 0x2000 + n, 0x3000 + n}) k.add(w);
+  return k;
+}
 void* graph(std::uintptr_t n) { return reinterpret_cast<void*>(0x9000 + n); }
 
 // Leases `k`'s entry, gives it a graph if it has none, releases it.
-void make_ready(Small& cache, const GraphKey& k, std::uintptr_t n) {
+void make_ready(Small& cache, const Key& k, std::uintptr_t n) {
   bool inserted = false;
   Released evicted, released;
   const Small::Lease lease = cache.acquire_or_insert(k, inserted, evicted);
@@ -64,7 +73,7 @@ TEST_CASE("a forgotten entry's graph is handed back by its last holder, not befo
   REQUIRE(held);
   std::vector<void*> destroyed;
   const auto destroy = [&](const Released& r) { destroyed.push_back(r.graph); };
-  CHECK(cache.forget_if([](const GraphKey& k) { return k.plan == key(1).plan; }, destroy) == 1);
+  CHECK(cache.forget_if([](const Stored& k) { return k[1] == key(1).words[1]; }, destroy) == 1);
   CHECK(destroyed.empty());  // still leased
   const Small::Lease after = cache.acquire_or_insert(key(1), inserted, evicted);
   CHECK(inserted);  // the forgotten entry is never leased again: a new one
@@ -74,7 +83,7 @@ TEST_CASE("a forgotten entry's graph is handed back by its last holder, not befo
   CHECK(released.library == 7);
   cache.release(after, released);
   CHECK(released.graph == nullptr);
-  CHECK(cache.forget_if([](const GraphKey&) { return true; }, destroy) == 1);  // `after`, no graph
+  CHECK(cache.forget_if([](const Stored&) { return true; }, destroy) == 1);  // `after`, no graph
   CHECK(destroyed.empty());
   CHECK(cache.graphs() == 0);
 }
@@ -91,6 +100,8 @@ TEST_CASE("eviction hands back a graph only the cache holds, never a leased one"
   REQUIRE(fifth);
   CHECK(inserted);
   CHECK(evicted.graph == graph(4));
+  CHECK(evicted.entry);
+  CHECK_FALSE(evicted.used);  // made ready, never launched
   // All four leased now: a sixth key gets nothing.
   const Small::Lease sixth = cache.acquire_or_insert(key(6), inserted, evicted);
   CHECK_FALSE(sixth);
@@ -105,7 +116,7 @@ TEST_CASE("fork: forget_in_child drops every entry without handing a graph back"
   cache.forget_in_child();
   CHECK(cache.graphs() == 0);
   int destroyed = 0;
-  cache.forget_if([](const GraphKey&) { return true; }, [&](const Released&) { ++destroyed; });
+  cache.forget_if([](const Stored&) { return true; }, [&](const Released&) { ++destroyed; });
   CHECK(destroyed == 0);
 }
 
@@ -119,7 +130,7 @@ TEST_CASE("threads leasing, forgetting and inserting: every graph handed back ex
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&, t] {
       for (int i = 0; i < kRounds; ++i) {
-        const GraphKey k = key(static_cast<std::uintptr_t>((i * 7 + t) % 12));
+        const Key k = key(static_cast<std::uintptr_t>((i * 7 + t) % 12));
         bool inserted = false;
         Released evicted, released;
         const Cache::Lease lease = cache.acquire_or_insert(k, inserted, evicted);
@@ -139,16 +150,51 @@ TEST_CASE("threads leasing, forgetting and inserting: every graph handed back ex
   std::thread forgetter([&] {
     std::uintptr_t n = 0;
     while (!stop.load(std::memory_order_relaxed))
-      cache.forget_if([&](const GraphKey& k) { return k.handle == key(n % 12).handle; },
+      cache.forget_if([&](const Cache::StoredKey& k) { return k[0] == key(n % 12).words[0]; },
                       [&](const Released&) { destroyed.fetch_add(1, std::memory_order_relaxed); }),
           ++n;
   });
   for (std::thread& t : threads) t.join();
   stop.store(true);
   forgetter.join();
-  cache.forget_if([](const GraphKey&) { return true; },
+  cache.forget_if([](const Cache::StoredKey&) { return true; },
                   [&](const Released&) { destroyed.fetch_add(1, std::memory_order_relaxed); });
   CHECK(made.load() > 0);
   CHECK(destroyed.load() == made.load());
   CHECK(cache.graphs() == 0);
+}
+
+TEST_CASE("an evicted entry says whether its graph was ever launched, and a free entry is no eviction", "[graphs]") {
+  static Small cache;
+  bool inserted = false;
+  Released evicted, released;
+  for (std::uintptr_t n = 1; n <= 4; ++n) {
+    const Small::Lease lease = cache.acquire_or_insert(key(n), inserted, evicted);
+    CHECK_FALSE(evicted.entry);  // the set's free entries first
+    cache.entry(lease).note_launch();
+    cache.release(lease, released);
+  }
+  const Small::Lease fifth = cache.acquire_or_insert(key(5), inserted, evicted);
+  REQUIRE(fifth);
+  CHECK(evicted.entry);
+  CHECK(evicted.used);
+  cache.release(fifth, released);
+}
+
+TEST_CASE("keys of other lengths, or differing in any one word, find other entries", "[graphs]") {
+  static GraphCache<1, 8> cache;
+  using Cache = GraphCache<1, 8>;
+  bool inserted = false;
+  Released evicted, released;
+  Key base = key(1), longer = key(1), changed = key(1);
+  longer.add(0);
+  changed.words[2] ^= 1;
+  const Cache::Lease a = cache.acquire_or_insert(base, inserted, evicted);
+  for (const Key* other : {&longer, &changed}) {
+    const Cache::Lease b = cache.acquire_or_insert(*other, inserted, evicted);
+    CHECK(inserted);
+    CHECK(b.entry_plus_one != a.entry_plus_one);
+    cache.release(b, released);
+  }
+  cache.release(a, released);
 }

@@ -1,5 +1,5 @@
-// GraphCache: executable CUDA graphs of cuDNN executes, keyed by (handle, plan, real pack),
-// lock-free, fixed size.
+// GraphCache: executable CUDA graphs of replayed library calls, keyed by a ReplayKey (the call's
+// every byte: replay/replay_key.h), lock-free, fixed size.
 //
 // Sets x Ways entries; the key's hash picks a set. Each entry's state is one 64-bit word,
 // {generation: 32, doomed: 1, references: 31}:
@@ -15,9 +15,10 @@
 // taken anywhere (destroying an executable graph that is still running on the GPU is legal).
 //
 // What an entry holds besides its key: how many direct executes it has seen, its phase (counting,
-// being captured, ready, never), the executable graph and the context it was captured in, how
-// often it was re-captured, and the by-value bytes the graph baked in (at most kByValueBytes, in
-// at most kMaxByValue tensors of the pack). Those are written only by the thread that moved the
+// being captured, ready, never), the executable graph and the context it was captured in, whether
+// it was ever launched (an entry evicted unlaunched is a waste to replay/admission.h), how often it
+// was re-captured, and the host bytes the graph baked in that the key does not hold (a variant
+// pack's by-value tensors: at most kByValueBytes, in at most kMaxByValue tensors of the pack). Those are written only by the thread that moved the
 // phase to kCapturing (one at a time, by a CAS) and published by the release store of the next
 // phase; readers acquire the phase first. Content fields are relaxed atomics, so that a reader of
 // a stale entry reads defined values.
@@ -30,13 +31,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace cudnn_fastpath::graphs {
-
-struct GraphKey {
-  std::uintptr_t handle = 0;
-  std::uintptr_t plan = 0;
-  std::uintptr_t pack = 0;
-};
+namespace cudnn_fastpath::replay {
 
 enum class Phase : std::uint8_t {
   kCounting,   // executed directly; counts its executes until it may be captured
@@ -45,13 +40,17 @@ enum class Phase : std::uint8_t {
   kNever,      // refused for good (failed capture, host pointers, by-value churn): direct
 };
 
-// A graph the cache let go of, for the caller to destroy with `library` (nobody leases it now).
+// A graph the cache let go of, for the caller to destroy with `library` (nobody leases it now);
+// `used`: it was launched at least once; `entry`: an insert recycled an entry that held a key (its
+// graph may be null: it was not captured yet).
 struct Released {
   void* graph = nullptr;
   std::uintptr_t library = 0;
+  bool used = false;
+  bool entry = false;
 };
 
-template <std::size_t Sets, std::size_t Ways>
+template <typename Key, std::size_t Sets, std::size_t Ways>
 class GraphCache {
   static_assert(Sets >= 1 && (Sets & (Sets - 1)) == 0, "Sets must be a power of two");
   static_assert(Ways >= 1 && Ways <= 64, "Ways must be 1 to 64");
@@ -70,17 +69,19 @@ class GraphCache {
 
   struct alignas(64) Entry {
     std::atomic<std::uint64_t> word{0};
-    std::atomic<std::uintptr_t> handle{0}, plan{0}, pack{0};
     std::atomic<std::uint32_t> executes{0};  // direct executes seen while counting
+    std::atomic<std::uint32_t> key_length{0};
     std::atomic<Phase> phase{Phase::kCounting};
     std::atomic<std::uint8_t> recaptures{0};
     std::atomic<std::uint8_t> recently_used{0};
     std::atomic<std::uint8_t> by_value_count{0};
+    std::atomic<std::uint8_t> used{0};  // launched at least once
     std::atomic<void*> graph{nullptr};
     std::atomic<void*> context{nullptr};
     std::atomic<std::uintptr_t> library{0};  // what made `graph` (the caller destroys with it)
     std::atomic<std::uint32_t> by_value[kMaxByValue]{};  // ByValue packed: tensor | offset << 8 | size << 16
     std::atomic<std::uint64_t> bytes[kByValueBytes / 8]{};
+    std::atomic<std::uint64_t> key[Key::kMaxWords]{};
 
     Phase current_phase() const noexcept {
       // Acquire: pairs with the release in publish(), so a ready entry's graph and bytes are seen.
@@ -94,6 +95,10 @@ class GraphCache {
     }
     // Ends a capture (or any phase change by the capturing thread). Release: see current_phase().
     void publish(Phase next) noexcept { phase.store(next, std::memory_order_release); }
+    // A launch of the graph (for the admission rule). Relaxed: a flag read when it is evicted.
+    void note_launch() noexcept {
+      if (!used.load(std::memory_order_relaxed)) used.store(1, std::memory_order_relaxed);
+    }
 
     ByValue by_value_at(int i) const noexcept {
       const std::uint32_t v = by_value[i].load(std::memory_order_relaxed);
@@ -118,6 +123,13 @@ class GraphCache {
     }
   };
 
+  // An entry's key, as forget_if() shows it to its predicate.
+  struct StoredKey {
+    const Entry& e;
+    std::uint32_t length() const noexcept { return e.key_length.load(std::memory_order_relaxed); }
+    std::uint64_t operator[](std::uint32_t i) const noexcept { return e.key[i].load(std::memory_order_relaxed); }
+  };
+
   // A reference to an entry. Empty: none.
   struct Lease {
     std::uint32_t entry_plus_one = 0;
@@ -130,10 +142,10 @@ class GraphCache {
   // A lease on the entry of `key`, made if there is none (then `inserted`). Empty when every
   // entry of the key's set is leased or doomed. `evicted` receives the graph of an entry recycled
   // to make room, if it had one.
-  __attribute__((hot)) Lease acquire_or_insert(const GraphKey& key, bool& inserted, Released& evicted) noexcept {
+  __attribute__((hot)) Lease acquire_or_insert(const Key& key, bool& inserted, Released& evicted) noexcept {
     inserted = false;
     evicted = {};
-    const std::uint64_t hash = hash_of(key);
+    const std::uint64_t hash = key.hash();
     const std::size_t first = set_of(hash) * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
       // Relaxed: a filter only; the word decides.
@@ -161,7 +173,7 @@ class GraphCache {
     if (references_of(word - 1) == 0) released = free_entry(e, word - 1);
   }
 
-  // Forgets every entry whose key `matches` (a predicate on GraphKey); `destroy(Released)` is
+  // Forgets every entry whose key `matches` (a predicate on StoredKey); `destroy(Released)` is
   // called for each graph no lease holds any more (the others go to their last holder).
   template <typename Match, typename Destroy>
   std::size_t forget_if(Match&& matches, Destroy&& destroy) noexcept {
@@ -172,9 +184,7 @@ class GraphCache {
       for (;;) {
         const std::uint32_t references = references_of(word);
         if (references == 0 || references == kBusy || (word & kDoomed) != 0) break;
-        const GraphKey key{e.handle.load(std::memory_order_relaxed), e.plan.load(std::memory_order_relaxed),
-                           e.pack.load(std::memory_order_relaxed)};
-        if (!matches(key)) break;
+        if (!matches(StoredKey{e})) break;
         // Doomed, and the cache's own reference dropped. acq_rel: as in release().
         const std::uint64_t next = (word | kDoomed) - 1;
         if (!e.word.compare_exchange_weak(word, next, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
@@ -220,24 +230,14 @@ class GraphCache {
   static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
   static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
 
-  static std::uint64_t hash_of(const GraphKey& k) noexcept {
-    std::uint64_t h = k.handle * 0x9e3779b97f4a7c15ull;
-    h += ((k.plan << 17) | (k.plan >> 47)) * 0xc2b2ae3d27d4eb4full;
-    h += ((k.pack << 31) | (k.pack >> 33)) * 0x165667b19e3779f9ull;
-    // MurmurHash3's 64-bit finalizer: every input bit reaches every output bit.
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
+  static bool matches(const Entry& e, const Key& k) noexcept {
+    if (e.key_length.load(std::memory_order_relaxed) != k.length) return false;
+    for (std::uint32_t i = 0; i < k.length; ++i)
+      if (e.key[i].load(std::memory_order_relaxed) != k.words[i]) return false;
+    return true;
   }
 
-  static bool matches(const Entry& e, const GraphKey& k) noexcept {
-    return e.handle.load(std::memory_order_relaxed) == k.handle && e.plan.load(std::memory_order_relaxed) == k.plan &&
-           e.pack.load(std::memory_order_relaxed) == k.pack;
-  }
-
-  Lease try_lease(std::size_t i, const GraphKey& key) noexcept {
+  Lease try_lease(std::size_t i, const Key& key) noexcept {
     Entry& e = entries_[i];
     // Acquire: pairs with the release that published the entry, so its key is read after.
     std::uint64_t word = e.word.load(std::memory_order_acquire);
@@ -255,7 +255,7 @@ class GraphCache {
 
   // Claims a free entry, or one only the cache holds (clock with a second chance; entries holding
   // a graph are passed over on the first lap), and fills it with `key`.
-  Lease insert(const GraphKey& key, std::uint64_t hash, Released& evicted) noexcept {
+  Lease insert(const Key& key, std::uint64_t hash, Released& evicted) noexcept {
     const std::size_t set = set_of(hash);
     const std::size_t first = set * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
@@ -274,7 +274,8 @@ class GraphCache {
       if (references == 1 && step < Ways && e.graph.load(std::memory_order_relaxed) != nullptr) continue;
       if (!claim(e, word)) continue;
       // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
-      evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed)};
+      evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
+                 e.used.load(std::memory_order_relaxed) != 0, references == 1};
       return fill(i, hash, key);
     }
     return {};
@@ -286,11 +287,11 @@ class GraphCache {
     return e.word.compare_exchange_strong(word, busy, std::memory_order_acq_rel, std::memory_order_relaxed);
   }
 
-  Lease fill(std::size_t i, std::uint64_t hash, const GraphKey& key) noexcept {
+  Lease fill(std::size_t i, std::uint64_t hash, const Key& key) noexcept {
     Entry& e = entries_[i];
-    e.handle.store(key.handle, std::memory_order_relaxed);
-    e.plan.store(key.plan, std::memory_order_relaxed);
-    e.pack.store(key.pack, std::memory_order_relaxed);
+    e.key_length.store(key.length, std::memory_order_relaxed);
+    for (std::uint32_t k = 0; k < key.length; ++k) e.key[k].store(key.words[k], std::memory_order_relaxed);
+    e.used.store(0, std::memory_order_relaxed);
     e.executes.store(0, std::memory_order_relaxed);
     e.phase.store(Phase::kCounting, std::memory_order_relaxed);
     e.recaptures.store(0, std::memory_order_relaxed);
@@ -309,7 +310,8 @@ class GraphCache {
   // The entry (whose last reference was just dropped, so nobody else can reach it) becomes free;
   // its graph goes to the caller.
   Released free_entry(Entry& e, std::uint64_t word) noexcept {
-    const Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed)};
+    const Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
+                     e.used.load(std::memory_order_relaxed) != 0, false};
     tags_[&e - entries_].store(0, std::memory_order_relaxed);
     // Release: the graph taken above happens before a later claim of this entry.
     e.word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_release);
@@ -321,4 +323,4 @@ class GraphCache {
   Entry entries_[kEntries]{};
 };
 
-}  // namespace cudnn_fastpath::graphs
+}  // namespace cudnn_fastpath::replay

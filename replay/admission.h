@@ -1,0 +1,111 @@
+// Admission: whether a cache is worth what it costs, for one family of calls on one thread.
+//
+// A cache of finalized variant packs, of captured graphs or of library answers pays for itself
+// only when its entries are used again. A program whose calls never repeat (shapes that vary,
+// fresh tensors every step), or repeat less often than the cache can hold them, makes every entry
+// an insertion that evicts another one nobody used again: the cache then costs its bookkeeping
+// (and a graph capture now and then) on every call and saves nothing. Admission watches the two
+// outcomes the cache reports, a hit (an entry used again) and a waste (an entry evicted, or a graph
+// forgotten, without a single use), and backs off when wastes outnumber hits HitWeight to one over
+// a window of Window outcomes: the calls then skip the cache (the caller runs them as if the
+// feature were off), all but one probe in Interval << (level - 1), which goes through the cache as
+// before. ProbesToResume probes in a row that hit resume admission; as many in a row that miss, or
+// a window after a resume that fails again, double the interval (up to MaxLevel). Filling free entries is neither: a program's
+// first iteration never backs off, and a call repeated every iteration is cached, and captured,
+// exactly as without the rule.
+//
+// Why two to one: on the H200 a variant pack through the cache costs 0.28 us of the shim's own
+// against 0.82 us for the real pack it saves on a hit (docs/gpu-results.md), so the cache pays for
+// itself from about one hit in three lookups; a graph pays back its capture only when launched
+// again. Below that, the shim does what it would do with the feature off, plus a probe.
+//
+// The state is a thread's own (no shared write: a thread's calls judge its own cache use), eight
+// bytes, zero-initialised: admitting.
+#pragma once
+
+#include <cstdint>
+
+namespace cudnn_fastpath::replay {
+
+struct AdmissionState {
+  std::uint8_t hits = 0;          // in the current window
+  std::uint8_t wastes = 0;
+  std::uint16_t countdown = 0;    // backing off: calls until the next probe
+  std::uint8_t level = 0;         // 0 admitting; n backing off, one probe in Interval << (n - 1)
+  std::uint8_t failed = 0;        // the level of the last back-off, kept across a resume
+  std::uint8_t probe_hits = 0;    // backing off: probes in a row that hit
+  std::uint8_t probe_misses = 0;  // and that did not
+};
+static_assert(sizeof(AdmissionState) == 8, "eight bytes a cache and thread");
+
+template <unsigned Window = 64, unsigned HitWeight = 2, unsigned Interval = 64, unsigned MaxLevel = 6,
+          unsigned ProbesToResume = 2>
+struct AdmissionRule {
+  static_assert(Window >= 8 && Window <= 255 && Interval >= 2 && MaxLevel >= 1 && MaxLevel <= 8 &&
+                ProbesToResume >= 1 && ProbesToResume <= 255 && (Interval << (MaxLevel - 1)) <= 65535);
+
+  // Whether this call may use the cache: always while admitting; while backing off, the probes.
+  static bool admit(AdmissionState& s) noexcept {
+    if (__builtin_expect(s.level == 0, 1)) return true;
+    if (--s.countdown != 0) return false;
+    s.countdown = interval(s.level);
+    return true;
+  }
+
+  // An entry was used again (a cache hit, a graph launched).
+  static void hit(AdmissionState& s) noexcept {
+    if (s.level != 0) {  // a probe hit: the calls may repeat again
+      s.probe_misses = 0;
+      if (++s.probe_hits >= ProbesToResume) s = fresh(s.level);
+      return;
+    }
+    ++s.hits;
+    judge(s);
+  }
+
+  // An entry was evicted, or its graph forgotten, without a single use.
+  static void waste(AdmissionState& s) noexcept {
+    if (s.level != 0) {  // a probe's miss: still backing off, and longer after a few
+      s.probe_hits = 0;
+      if (++s.probe_misses >= ProbesToResume && s.level < MaxLevel) {
+        s.probe_misses = 0;
+        s.failed = ++s.level;
+        s.countdown = interval(s.level);
+      }
+      return;
+    }
+    ++s.wastes;
+    judge(s);
+  }
+
+  static bool backing_off(const AdmissionState& s) noexcept { return s.level != 0; }
+
+  // Admitting, remembering that a back-off at level `failed` came before.
+  static AdmissionState fresh(std::uint8_t failed) noexcept {
+    AdmissionState s;
+    s.failed = failed;
+    return s;
+  }
+
+ private:
+  static std::uint16_t interval(std::uint8_t level) noexcept {
+    return static_cast<std::uint16_t>(Interval << (level - 1));
+  }
+
+  static void judge(AdmissionState& s) noexcept {
+    if (static_cast<unsigned>(s.hits) + s.wastes < Window) return;
+    if (static_cast<unsigned>(s.hits) * HitWeight < s.wastes) {
+      // Back off one level further than last time: a resume that failed again waits longer.
+      const std::uint8_t level = static_cast<std::uint8_t>(s.failed < MaxLevel ? s.failed + 1 : MaxLevel);
+      s = fresh(level);
+      s.level = level;
+      s.countdown = interval(level);
+      return;
+    }
+    s = fresh(0);  // a good window: whatever failed before is forgiven
+  }
+};
+
+using Admission = AdmissionRule<>;
+
+}  // namespace cudnn_fastpath::replay

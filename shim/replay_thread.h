@@ -1,0 +1,71 @@
+// What the replay engine keeps per thread, in one block reached through one initial-exec
+// thread-local pointer (the shim's static TLS must stay small: counters.h says why): the thread's
+// capture streams, the tensor descriptors it is building (by-value uids, backend_replay.cpp), the
+// admission state of each cache it uses (replay/admission.h), and whether it is capturing now.
+//
+// Blocks come from a static pool, claimed at a thread's first replayable call without a lock and
+// given back at its exit: the next owner inherits its capture streams (streams of the shim, in a
+// context, that any one thread at a time may capture on) and starts over on the rest. A thread
+// that finds the pool empty gets none, and its calls run directly.
+#pragma once
+
+#include <cuda.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "replay/admission.h"
+
+namespace cudnn_fastpath::shim {
+
+// The caches that judge their own use (replay/admission.h), one admission state each per thread:
+// the pack cache, the graph cache of each replayed family (Family, replay_engine.h, in its order),
+// and the cache of cuBLASLt's heuristic answers.
+enum class Admitted : int { kPacks, kBackend, kLegacyBn, kLegacyConv, kLegacyTensor, kLtMatmul, kGemm, kHeuristic, kCount };
+inline constexpr int kAdmitted = static_cast<int>(Admitted::kCount);
+
+// A tensor descriptor being built, as far as its attributes were seen (backend_replay.cpp).
+struct TensorNote {
+  const void* descriptor;
+  std::int64_t uid;
+  std::int64_t elements;
+  std::int32_t type;
+  bool has_uid, has_type, has_dims, by_value;
+};
+
+struct alignas(64) ReplayThread {
+  std::atomic<bool> owned;
+  bool capturing;  // inside one of the shim's captures: every interposed call goes straight through
+  // The capture streams, one per context the thread captured in (a third context reuses the
+  // oldest slot; its stream is left to the driver). `generation` is replay_engine.cpp's fork
+  // generation when they were made: a forked child's streams are not its parent's.
+  static constexpr int kContexts = 2;
+  CUcontext contexts[kContexts];
+  CUstream streams[kContexts];
+  std::uint32_t stream_generation;
+  std::uint32_t next_stream;
+  // Four: cudnn-frontend and PyTorch build one tensor descriptor at a time.
+  static constexpr int kNotes = 4;
+  TensorNote notes[kNotes];
+  std::uint32_t next_note;
+  replay::AdmissionState admission[kAdmitted];
+};
+
+extern __thread ReplayThread* t_replay __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
+ReplayThread* claim_replay_thread() noexcept;
+
+// The calling thread's block; nullptr when the pool is empty, or once the thread has exited.
+inline ReplayThread* replay_thread() noexcept {
+  ReplayThread* t = t_replay;
+  return __builtin_expect(t != nullptr, 1) ? t : claim_replay_thread();
+}
+
+// Whether the calling thread is inside one of the shim's captures (a call it makes from there,
+// cuDNN calling cuBLASLt say, is the library's, never the program's).
+inline bool inside_capture() noexcept {
+  const ReplayThread* t = t_replay;
+  return t != nullptr && t->capturing;
+}
+
+}  // namespace cudnn_fastpath::shim

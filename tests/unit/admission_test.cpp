@@ -1,0 +1,92 @@
+// replay/admission.h on its own: when a cache backs off, how often it probes, when it comes back.
+#include "replay/admission.h"
+
+#include <catch2/catch.hpp>
+
+using cudnn_fastpath::replay::AdmissionRule;
+using cudnn_fastpath::replay::AdmissionState;
+
+namespace {
+
+using Rule = AdmissionRule<64, 2, 64, 3, 2>;  // probes every 64, 128, 256 calls
+
+// Calls until admit() says yes, the yes included.
+int calls_to_next_probe(AdmissionState& s) {
+  for (int n = 1; n <= 100000; ++n)
+    if (Rule::admit(s)) return n;
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("hits keep a cache admitting, and filling free entries is no outcome at all", "[unit][admission]") {
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 10000; ++i) {
+    REQUIRE(Rule::admit(s));
+    Rule::hit(s);
+  }
+  // One waste in three outcomes stays on the good side of two to one.
+  for (int i = 0; i < 10000; ++i) {
+    REQUIRE(Rule::admit(s));
+    if (i % 3 == 0) Rule::waste(s);
+    else Rule::hit(s);
+  }
+  CHECK_FALSE(Rule::backing_off(s));
+}
+
+TEST_CASE("a window of wastes backs off: one call in 64 probes, and probes that miss double the interval",
+          "[unit][admission]") {
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 63; ++i) Rule::waste(s);
+  CHECK_FALSE(Rule::backing_off(s));  // the window is not full yet
+  Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  CHECK(calls_to_next_probe(s) == 64);
+  Rule::waste(s);  // the probe missed
+  CHECK(calls_to_next_probe(s) == 64);
+  Rule::waste(s);  // two in a row: twice as far
+  CHECK(calls_to_next_probe(s) == 128);
+  Rule::waste(s);
+  CHECK(calls_to_next_probe(s) == 128);
+  Rule::waste(s);
+  CHECK(calls_to_next_probe(s) == 256);
+  Rule::waste(s);
+  CHECK(calls_to_next_probe(s) == 256);
+  Rule::waste(s);
+  CHECK(calls_to_next_probe(s) == 256);  // at most MaxLevel
+}
+
+TEST_CASE("two probes in a row that hit resume, and a resume that fails again waits longer", "[unit][admission]") {
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  CHECK(Rule::backing_off(s));  // one is not enough
+  calls_to_next_probe(s);
+  Rule::waste(s);
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  CHECK(Rule::backing_off(s));  // not in a row
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  REQUIRE_FALSE(Rule::backing_off(s));
+  CHECK(Rule::admit(s));
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  CHECK(calls_to_next_probe(s) == 128);  // the second back-off, one level further
+}
+
+TEST_CASE("a good window forgives: the next back-off starts at the first level again", "[unit][admission]") {
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  REQUIRE_FALSE(Rule::backing_off(s));
+  for (int i = 0; i < 64; ++i) Rule::hit(s);
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  CHECK(calls_to_next_probe(s) == 64);
+}
