@@ -13,10 +13,10 @@
 // it is written into the first 8 bytes of every non-null output pointer. Inputs and outputs must
 // therefore be host buffers of at least 8 bytes.
 //
-// libcudnn.so.9 and libcudnn.so.8 each hold their own copy of all of this: the functions below act
-// on the library they are called in (reach a given one with dlvsym, or dlsym on its handle). A
-// descriptor of one is valid in another (same layout), but each counts its own: destroy a
-// descriptor through the library that made it, or live counts go wrong.
+// libcudnn.so.9, libcudnn.so.8 and libcudnn_ops.so.9 each hold their own copy of all of this: the
+// functions below act on the library they are called in (reach a given one with dlvsym, or dlsym
+// on its handle). A descriptor of one is valid in another (same layout), but each counts its own:
+// destroy a descriptor through the library that made it, or live counts go wrong.
 #pragma once
 
 #include <cstdint>
