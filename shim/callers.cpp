@@ -54,6 +54,10 @@ Caller* add(std::uintptr_t address) {
   const char* name = base_name(object.path);
   c.in_cudnn.store(in_object && std::strncmp(name, "libcudnn", 8) == 0 && !object.is_shim,
                    std::memory_order_relaxed);
+  bool library = false;
+  for (int l = 0; l < kLibraryCount; ++l)
+    library = library || (in_object && !object.is_shim && is_library_file(static_cast<Library>(l), object.path));
+  c.in_library.store(library, std::memory_order_relaxed);
   c.ready.store(true, std::memory_order_release);
   return &c;
 }

@@ -23,6 +23,9 @@ struct Caller {
   std::atomic<std::uintptr_t> begin{0}, end{0};
   std::atomic<bool> ready{false};
   std::atomic<bool> in_cudnn{false};
+  // One of the libraries the shim interposes (cuDNN, cuBLAS, cuBLASLt, the runtime, the driver):
+  // its calls of interposed functions are its own business, never the program's.
+  std::atomic<bool> in_library{false};
   // The interposed names this object took through dlsym from the shim, one bit per EntryPoint
   // (dispatch.h), and kDlsymDeclined once a name that can receive a variant pack was answered with
   // the library's own function instead (dlsym_reach.cpp). Bits are only ever set (fetch_or,

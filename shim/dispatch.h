@@ -15,83 +15,58 @@
 
 #include "cudnn_fastpath/shim_control.h"
 
+#include "shim/entry_points.h"
 #include "shim/real_symbols.h"
 
 namespace cudnn_fastpath::shim {
 
-// The interposed functions but cudnnSetStream (whose fast path exports.cpp writes out): return
-// type, exported name, the shim's function (which takes the caller first), parameters, arguments.
-// Their order is that of DispatchV1's members below.
-#define CUDNN_FASTPATH_ENTRY_POINTS(X)                                                                  \
-  X(cudnnStatus_t, cudnnCreate, create, (cudnnHandle_t * handle), (handle))                             \
-  X(cudnnStatus_t, cudnnDestroy, destroy, (cudnnHandle_t handle), (handle))                             \
-  X(cudaError_t, cudaStreamDestroy, cuda_stream_destroy, (cudaStream_t stream), (stream))               \
-  X(CUresult, cuStreamDestroy_v2, cu_stream_destroy_v2, (CUstream stream), (stream))                    \
-  X(CUresult, cuStreamDestroy, cu_stream_destroy, (CUstream stream), (stream))                          \
-  X(cudnnStatus_t, cudnnBackendCreateDescriptor, backend_create_descriptor,                             \
-    (cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t * descriptor), (type, descriptor))     \
-  X(cudnnStatus_t, cudnnBackendDestroyDescriptor, backend_destroy_descriptor,                           \
-    (cudnnBackendDescriptor_t descriptor), (descriptor))                                                \
-  X(cudnnStatus_t, cudnnBackendInitialize, backend_initialize, (cudnnBackendDescriptor_t descriptor),   \
-    (descriptor))                                                                                       \
-  X(cudnnStatus_t, cudnnBackendFinalize, backend_finalize, (cudnnBackendDescriptor_t descriptor),       \
-    (descriptor))                                                                                       \
-  X(cudnnStatus_t, cudnnBackendSetAttribute, backend_set_attribute,                                     \
-    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
-     cudnnBackendAttributeType_t type, int64_t count, const void* elements),                            \
-    (descriptor, name, type, count, elements))                                                          \
-  X(cudnnStatus_t, cudnnBackendGetAttribute, backend_get_attribute,                                     \
-    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
-     cudnnBackendAttributeType_t type, int64_t requested, int64_t * count, void* elements),             \
-    (descriptor, name, type, requested, count, elements))                                               \
-  X(cudnnStatus_t, cudnnBackendExecute, backend_execute,                                                \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack),               \
-    (handle, plan, pack))                                                                               \
-  X(cudnnStatus_t, cudnnBackendPopulateCudaGraph, backend_populate_cuda_graph,                          \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
-     cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph))                                                                        \
-  X(cudnnStatus_t, cudnnBackendUpdateCudaGraph, backend_update_cuda_graph,                              \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
-     cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph))
-
 #define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
 
-// Every interposed name, in one order: cudnnSetStream, then the list above. dlsym_reach.cpp hands
-// out the shim's function for one of these names.
+// Every interposed name, in one order: cudnnSetStream, then the table of entry_points.h.
+// dlsym_reach.cpp hands out the shim's function for one of these names.
 enum class EntryPoint : int {
   cudnnSetStream,
-#define CUDNN_FASTPATH_ENTRY_ENUM(result, exported, function, parameters, arguments) exported,
+#define CUDNN_FASTPATH_ENTRY_ENUM(exported, ...) exported,
   CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_ENTRY_ENUM)
 #undef CUDNN_FASTPATH_ENTRY_ENUM
   kCount
 };
 inline constexpr const char* kEntryPointNames[] = {
     "cudnnSetStream",
-#define CUDNN_FASTPATH_ENTRY_NAME(result, exported, function, parameters, arguments) #exported,
+#define CUDNN_FASTPATH_ENTRY_NAME(exported, ...) #exported,
     CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_ENTRY_NAME)
 #undef CUDNN_FASTPATH_ENTRY_NAME
 };
 static_assert(sizeof kEntryPointNames / sizeof kEntryPointNames[0] == static_cast<int>(EntryPoint::kCount));
+// The library each interposed name belongs to.
+inline constexpr Library kEntryPointLibraries[] = {
+    Library::kCudnn,
+#define CUDNN_FASTPATH_ENTRY_LIBRARY(exported, library, ...) Library::library,
+    CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_ENTRY_LIBRARY)
+#undef CUDNN_FASTPATH_ENTRY_LIBRARY
+};
 
 // This copy's own function for `entry` (exports.cpp): its definition, through a hidden alias, never
 // whatever the name resolves to in the global scope (a tracer preloaded ahead of the shim).
 void* own_entry_point(EntryPoint entry) noexcept;
 
 // Version 1 of the interface between copies. Members are only ever appended; `size` says how many
-// a leader has.
+// a leader has (leads(): a member past it is not there, and the call goes to the library).
 struct DispatchV1 {
   std::uint32_t size;
   cudnnStatus_t (*set_stream)(const void* caller, cudnnHandle_t, cudaStream_t);
-#define CUDNN_FASTPATH_DISPATCH_MEMBER(result, exported, function, parameters, arguments) \
+#define CUDNN_FASTPATH_DISPATCH_MEMBER(exported, library, result, function, parameters, arguments, ...) \
   result (*function)(const void* caller, CUDNN_FASTPATH_EXPAND parameters);
-  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DISPATCH_MEMBER)
-#undef CUDNN_FASTPATH_DISPATCH_MEMBER
+  CUDNN_FASTPATH_ENTRY_POINTS_V1(CUDNN_FASTPATH_DISPATCH_MEMBER)
   unsigned (*features)();
   unsigned (*set_features)(unsigned);
   int (*stats)(cudnn_fastpath_stats_t*, std::size_t);
+  CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(CUDNN_FASTPATH_DISPATCH_MEMBER)
+#undef CUDNN_FASTPATH_DISPATCH_MEMBER
 };
+
+// Whether `leader` has the member at `offset` (offsetof(DispatchV1, member)).
+inline bool leads(const DispatchV1& leader, std::size_t offset) noexcept { return leader.size > offset; }
 
 // This copy's own table (exports.cpp).
 const DispatchV1& own_dispatch() noexcept;

@@ -11,6 +11,7 @@
 #include "shim/code_layout.h"
 #include "shim/dispatch.h"
 #include "shim/features.h"
+#include "shim/legacy.h"
 #include "shim/report.h"
 #include "shim/set_stream.h"
 #include "shim/stream_destroy.h"
@@ -21,11 +22,14 @@
 namespace cudnn_fastpath::shim {
 
 const DispatchV1& own_dispatch() noexcept {
-#define CUDNN_FASTPATH_DISPATCH_ENTRY(result, exported, function, parameters, arguments) function,
+#define CUDNN_FASTPATH_DISPATCH_ENTRY(exported, library, result, function, ...) function,
   static constexpr DispatchV1 kDispatch = {
-      sizeof(DispatchV1), set_stream_from, CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DISPATCH_ENTRY) features,
-      set_features,       fill_stats,
-  };
+      sizeof(DispatchV1),
+      set_stream_from,
+      CUDNN_FASTPATH_ENTRY_POINTS_V1(CUDNN_FASTPATH_DISPATCH_ENTRY) features,
+      set_features,
+      fill_stats,
+      CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(CUDNN_FASTPATH_DISPATCH_ENTRY)};
 #undef CUDNN_FASTPATH_DISPATCH_ENTRY
   return kDispatch;
 }
@@ -44,7 +48,7 @@ __attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t cudnnSetStream(cud
 }
 
 // Each of the others hands its caller to the shim's function. Hot: a steady op runs several.
-#define CUDNN_FASTPATH_EXPORT(result, exported, function, parameters, arguments) \
+#define CUDNN_FASTPATH_EXPORT(exported, library, result, function, parameters, arguments, ...) \
   CUDNN_FASTPATH_HOT result exported parameters {                                 \
     return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_EXPAND arguments); \
   }
@@ -70,7 +74,7 @@ const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dis
 extern "C" {
 CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias("cudnnSetStream"))) cudnnStatus_t own_cudnnSetStream(cudnnHandle_t,
                                                                                               cudaStream_t);
-#define CUDNN_FASTPATH_OWN_ALIAS(result, exported, function, parameters, arguments) \
+#define CUDNN_FASTPATH_OWN_ALIAS(exported, library, result, function, parameters, arguments, ...) \
   CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) result own_##exported parameters;
 CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_ALIAS)
 #undef CUDNN_FASTPATH_OWN_ALIAS
@@ -79,7 +83,7 @@ CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_ALIAS)
 void* shim::own_entry_point(EntryPoint entry) noexcept {
   switch (entry) {
     case EntryPoint::cudnnSetStream: return reinterpret_cast<void*>(&own_cudnnSetStream);
-#define CUDNN_FASTPATH_OWN_CASE(result, exported, function, parameters, arguments) \
+#define CUDNN_FASTPATH_OWN_CASE(exported, ...) \
   case EntryPoint::exported: return reinterpret_cast<void*>(&own_##exported);
       CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_CASE)
 #undef CUDNN_FASTPATH_OWN_CASE

@@ -6,6 +6,8 @@
 #include <cuda.h>
 #include <cudnn.h>
 
+#include "shim/entry_points.h"
+
 #include <cstdint>
 
 // cuda.h renames cuStreamDestroy to cuStreamDestroy_v2. libcuda exports both names; a program
@@ -17,45 +19,39 @@ namespace cudnn_fastpath::shim {
 
 enum class Library : int { kCudnn, kCudart, kCuda, kCount };
 
-// The one table of real symbols: name, library, and whether a library without it is refused (the
-// others are newer than some versions the shim may meet: a caller that calls one has it). The
-// driver calls after cuStreamDestroy are the replay engine's (replay_engine.cpp): without them, every
-// execute is direct.
-#define CUDNN_FASTPATH_REAL_SYMBOLS(X)             \
-  X(cudnnSetStream, kCudnn, true)                  \
-  X(cudnnGetStream, kCudnn, true)                  \
-  X(cudnnCreate, kCudnn, true)                     \
-  X(cudnnDestroy, kCudnn, true)                    \
-  X(cudnnBackendCreateDescriptor, kCudnn, false)   \
-  X(cudnnBackendDestroyDescriptor, kCudnn, false)  \
-  X(cudnnBackendInitialize, kCudnn, false)         \
-  X(cudnnBackendFinalize, kCudnn, false)           \
-  X(cudnnBackendSetAttribute, kCudnn, false)       \
-  X(cudnnBackendGetAttribute, kCudnn, false)       \
-  X(cudnnBackendExecute, kCudnn, false)            \
-  X(cudnnBackendPopulateCudaGraph, kCudnn, false)  \
-  X(cudnnBackendUpdateCudaGraph, kCudnn, false)    \
-  X(cudaStreamDestroy, kCudart, true)              \
-  X(cuStreamDestroy_v2, kCuda, true)               \
-  X(cuStreamDestroy, kCuda, false)                 \
-  X(cuStreamBeginCapture_v2, kCuda, false)         \
-  X(cuStreamEndCapture, kCuda, false)              \
-  X(cuStreamIsCapturing, kCuda, false)             \
-  X(cuStreamGetCtx, kCuda, false)                  \
-  X(cuStreamGetGreenCtx, kCuda, false)             \
-  X(cuStreamGetId, kCuda, false)                   \
-  X(cuStreamCreate, kCuda, false)                  \
-  X(cuCtxGetCurrent, kCuda, false)                 \
-  X(cuCtxSetCurrent, kCuda, false)                 \
-  X(cuPointerGetAttribute, kCuda, false)           \
-  X(cuGraphInstantiateWithFlags, kCuda, false)     \
-  X(cuGraphLaunch, kCuda, false)                   \
-  X(cuGraphExecDestroy, kCuda, false)              \
-  X(cuGraphDestroy, kCuda, false)
+// The functions the shim calls but does not interpose: X(name, library). With every entry point
+// of entry_points.h (whose entries start with the same two fields), the one table of real
+// symbols: CUDNN_FASTPATH_REAL_SYMBOLS. The driver calls after cuStreamGetId are the replay
+// engine's (replay_engine.cpp): without them, every call is direct.
+#define CUDNN_FASTPATH_CALLED_ONLY(X) \
+  X(cudnnSetStream, kCudnn)            \
+  X(cudnnGetStream, kCudnn)            \
+  X(cuStreamGetId, kCuda)              \
+  X(cuStreamBeginCapture_v2, kCuda)    \
+  X(cuStreamEndCapture, kCuda)         \
+  X(cuStreamIsCapturing, kCuda)        \
+  X(cuStreamGetCtx, kCuda)             \
+  X(cuStreamGetGreenCtx, kCuda)        \
+  X(cuStreamCreate, kCuda)             \
+  X(cuCtxGetCurrent, kCuda)            \
+  X(cuCtxSetCurrent, kCuda)            \
+  X(cuPointerGetAttribute, kCuda)      \
+  X(cuGraphInstantiateWithFlags, kCuda) \
+  X(cuGraphLaunch, kCuda)              \
+  X(cuGraphExecDestroy, kCuda)         \
+  X(cuGraphDestroy, kCuda)
+
+#define CUDNN_FASTPATH_REAL_SYMBOLS(X) CUDNN_FASTPATH_CALLED_ONLY(X) CUDNN_FASTPATH_ENTRY_POINTS(X)
+
+// The functions a library must have for the shim to use it (a binding without one is refused,
+// the call fails with a clear message); the others are newer than some versions the shim may
+// meet: a caller that calls one has it.
+inline constexpr const char* kRequiredSymbols[] = {"cudnnSetStream", "cudnnGetStream", "cudnnCreate", "cudnnDestroy",
+                                                   "cudaStreamDestroy", "cuStreamDestroy_v2"};
 
 // Typed from the libraries' own headers. A binding fills only its own library's members.
 struct RealSymbols {
-#define CUDNN_FASTPATH_DECLARE_POINTER(name, library, required) decltype(&::name) name = nullptr;
+#define CUDNN_FASTPATH_DECLARE_POINTER(name, ...) decltype(&::name) name = nullptr;
   CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_DECLARE_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_POINTER
 };

@@ -67,8 +67,18 @@ struct Definition {
   std::uintptr_t base = 0;  // load bias of the defining object
 };
 
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+constexpr bool is_required(const char* name) {
+  for (const char* required : kRequiredSymbols)
+    if (same_name(name, required)) return true;
+  return false;
+}
+
 // The table of real symbols as data: name, whether a library lacking it is refused, library.
-#define CUDNN_FASTPATH_NAME_OF(name, lib, required) {#name, required, Library::lib},
+#define CUDNN_FASTPATH_NAME_OF(name, lib, ...) {#name, is_required(#name), Library::lib},
 struct TableEntry {
   const char* name;
   bool required;
@@ -81,7 +91,7 @@ constexpr int kTableSize = static_cast<int>(sizeof kTable / sizeof kTable[0]);
 // Where RealSymbols keeps the pointer for table entry `index`.
 void** slot_of(RealSymbols& real, int index) {
   void** slots[kTableSize] = {
-#define CUDNN_FASTPATH_SLOT(name, lib, required) reinterpret_cast<void**>(&real.name),
+#define CUDNN_FASTPATH_SLOT(name, ...) reinterpret_cast<void**>(&real.name),
       CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_SLOT)
 #undef CUDNN_FASTPATH_SLOT
   };
@@ -90,7 +100,7 @@ void** slot_of(RealSymbols& real, int index) {
 
 bool same_pointers(const RealSymbols& a, const RealSymbols& b) {
   bool same = true;
-#define CUDNN_FASTPATH_COMPARE(name, lib, required) \
+#define CUDNN_FASTPATH_COMPARE(name, ...) \
   same = same && reinterpret_cast<void*>(a.name) == reinterpret_cast<void*>(b.name);
   CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_COMPARE)
 #undef CUDNN_FASTPATH_COMPARE

@@ -13,6 +13,7 @@
 #include "shim/counters.h"
 #include "shim/backend_replay.h"
 #include "shim/handle_table.h"
+#include "shim/legacy.h"
 #include "shim/lifecycle.h"
 #include "shim/log.h"
 #include "shim/process.h"
@@ -169,6 +170,7 @@ cudnnStatus_t create(const void* caller, cudnnHandle_t* handle) noexcept {
   if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled)) {
     if (HandleTable::Slot* slot = g_table.find(*handle)) slot->state.forget();
     forget_graphs_of_handle(*handle);  // likewise any graph of a handle at this address
+    forget_legacy_graphs_of_handle(*handle);
   }
   return status;
 }
@@ -184,6 +186,7 @@ cudnnStatus_t destroy(const void* caller, cudnnHandle_t handle) noexcept {
     if (HandleTable::Slot* slot = g_table.find(handle)) g_table.release(*slot, handle);
     // Its graphs go with it, before its address can be handed out again.
     forget_graphs_of_handle(handle);
+    forget_legacy_graphs_of_handle(handle);
   }
   return real.cudnnDestroy(handle);
 }

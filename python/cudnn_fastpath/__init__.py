@@ -27,6 +27,8 @@ __all__ = [
     "VARIANT_PACKS",
     "ALL_FEATURES",
     "GRAPHS",
+    "LEGACY",
+    "CUBLAS",
     "loaded",
     "features",
     "set_features",
@@ -49,11 +51,16 @@ SET_STREAM = "set_stream"
 VARIANT_PACKS = "variant_packs"
 #: replay steady executes of cached variant packs as CUDA graphs (needs VARIANT_PACKS)
 GRAPHS = "graphs"
+#: replay steady calls of cuDNN's legacy API (batch norm, convolution, pooling, ...) as CUDA graphs
+LEGACY = "legacy"
+#: replay steady cublasLtMatmul and cublasGemmEx calls as CUDA graphs, answer cuBLASLt's
+#: heuristic from a cache
+CUBLAS = "cublas"
 #: every feature
-ALL_FEATURES = frozenset({SET_STREAM, VARIANT_PACKS, GRAPHS})
+ALL_FEATURES = frozenset({SET_STREAM, VARIANT_PACKS, GRAPHS, LEGACY, CUBLAS})
 
 # The bits of shim_control.h (CUDNN_FASTPATH_FEATURE_*).
-_FEATURE_BITS = {SET_STREAM: 1, VARIANT_PACKS: 2, GRAPHS: 4}
+_FEATURE_BITS = {SET_STREAM: 1, VARIANT_PACKS: 2, GRAPHS: 4, LEGACY: 8, CUBLAS: 16}
 
 _here = os.path.dirname(os.path.abspath(__file__))
 
