@@ -16,6 +16,7 @@
 namespace cudnn_fastpath::shim {
 
 inline constexpr int kLibraryCount = static_cast<int>(Library::kCount);
+inline constexpr int kEntryWords = (static_cast<int>(EntryPoint::kCount) + 63) / 64;
 
 struct Caller {
   // Written once before `ready` is published (release), read after it (acquire). Atomics so that
@@ -27,17 +28,24 @@ struct Caller {
   // its calls of interposed functions are its own business, never the program's.
   std::atomic<bool> in_library{false};
   // The interposed names this object took through dlsym from the shim, one bit per EntryPoint
-  // (dispatch.h), and kDlsymDeclined once a name that can receive a variant pack was answered with
-  // the library's own function instead (dlsym_reach.cpp). Bits are only ever set (fetch_or,
-  // relaxed: each bit is a fact on its own, read by one load that needs no other memory).
-  std::atomic<std::uint32_t> dlsym_names_taken{0};
+  // (dispatch.h), and, in `dlsym_declined`, the kinds of names it was answered the library's own
+  // function for instead (dlsym_reach.cpp). Bits are only ever set (fetch_or, relaxed: each bit is
+  // a fact on its own, read by one load that needs no other memory).
+  std::atomic<std::uint64_t> dlsym_names_taken[kEntryWords]{};
+  std::atomic<std::uint32_t> dlsym_declined{0};
   // Published with a CAS from null, each library on its own: a first call needing cuDNN and
   // another needing the runtime never overwrite each other's result.
   std::atomic<const Binding*> bindings[kLibraryCount]{};
   LoadedObject object;  // what resolve() needs; written before `ready`
 };
 
-inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
+// What a name answered with the library's own function was: one that can receive a variant pack
+// (the caller may hold cuDNN's own function for it: no proxies), or one that writes what the shim
+// records of a descriptor or reads it in a replayed call (no replay of that library's calls for
+// the caller: a descriptor it sets around the shim would be replayed with stale contents).
+inline constexpr std::uint32_t kDeclinedPacks = 1u << 0;
+inline constexpr std::uint32_t kDeclinedLegacy = 1u << 1;
+inline constexpr std::uint32_t kDeclinedBlas = 1u << 2;
 
 // The variant-pack calls of a caller that takes cuDNN's functions with dlsym reach the shim only
 // through the names it looked up there: such a caller gets proxies once every name that can
@@ -48,18 +56,21 @@ inline constexpr std::uint32_t kDlsymDeclined = 1u << 31;
 // proxies is beyond this rule (docs/design.md).
 // A caller that took none of cuDNN's names through dlsym binds through its own references, which
 // the shim interposes.
-inline bool dlsym_allows_proxies(std::uint32_t entries) noexcept {
-  constexpr auto bit = [](EntryPoint e) { return std::uint32_t{1} << static_cast<int>(e); };
-  constexpr std::uint32_t kPackTaking =
+// Only the first list's cuDNN names matter (handles and the backend API: all in the first word);
+// a library that took a stream destroy this way (cuBLAS does), or a legacy name, is otherwise a
+// caller like any other.
+inline bool dlsym_allows_proxies(std::uint64_t first_word, std::uint32_t declined) noexcept {
+  constexpr auto bit = [](EntryPoint e) { return std::uint64_t{1} << static_cast<int>(e); };
+  static_assert(static_cast<int>(EntryPoint::cudnnBackendUpdateCudaGraph) < 64, "the first list fits one word");
+  constexpr std::uint64_t kPackTaking =
       bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
       bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
       bit(EntryPoint::cudnnBackendExecute);
-  constexpr std::uint32_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
+  constexpr std::uint64_t kFirstList = (bit(EntryPoint::cudnnBackendUpdateCudaGraph) << 1) - 1;
+  constexpr std::uint64_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
                                             bit(EntryPoint::cuStreamDestroy_v2) | bit(EntryPoint::cuStreamDestroy);
-  if (entries & kDlsymDeclined) return false;
-  // Only cuDNN's names matter: a library that took a stream destroy this way (cuBLAS does) is
-  // otherwise a caller like any other.
-  const std::uint32_t cudnn_names = entries & ~kStreamDestroys;
+  if (declined & kDeclinedPacks) return false;
+  const std::uint64_t cudnn_names = first_word & kFirstList & ~kStreamDestroys;
   return cudnn_names == 0 || (cudnn_names & kPackTaking) == kPackTaking;
 }
 
@@ -94,7 +105,8 @@ inline Caller* known_caller(std::uintptr_t address) noexcept {
 // hold a pack-taking function of cuDNN's own.
 inline bool proxies_for(const Caller& c) noexcept {
   return !c.in_cudnn.load(std::memory_order_relaxed) &&
-         dlsym_allows_proxies(c.dlsym_names_taken.load(std::memory_order_relaxed));
+         dlsym_allows_proxies(c.dlsym_names_taken[0].load(std::memory_order_relaxed),
+                              c.dlsym_declined.load(std::memory_order_relaxed));
 }
 
 // Everything but a known caller whose binding is already published.

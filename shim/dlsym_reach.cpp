@@ -47,17 +47,19 @@ constexpr NameTable make_name_table() noexcept {
 }
 constexpr NameTable kNames = make_name_table();
 
-Library library_of(EntryPoint entry) {
-  const char* name = kEntryPointNames[static_cast<int>(entry)];
-  if (std::strncmp(name, "cudnn", 5) == 0) return Library::kCudnn;
-  return std::strncmp(name, "cuda", 4) == 0 ? Library::kCudart : Library::kCuda;
-}
+Library library_of(EntryPoint entry) { return kEntryPointLibraries[static_cast<int>(entry)]; }
 
-// The calls that can receive a variant pack: one answered with cuDNN's own function leaves the
-// caller without proxies from then on (callers.h, dlsym_allows_proxies).
-bool takes_pack(EntryPoint entry) {
-  const char* name = kEntryPointNames[static_cast<int>(entry)];
-  return std::strncmp(name, "cudnnBackend", 12) == 0 && entry != EntryPoint::cudnnBackendCreateDescriptor;
+// What it means for the caller that `entry` was answered with the library's own function
+// (callers.h): a call that can receive a variant pack leaves it without proxies from then on; a
+// legacy descriptor or op name, without legacy replay.
+std::uint32_t declined_kind(EntryPoint entry) {
+  const int e = static_cast<int>(entry);
+  const char* name = kEntryPointNames[e];
+  if (std::strncmp(name, "cudnnBackend", 12) == 0 && entry != EntryPoint::cudnnBackendCreateDescriptor)
+    return kDeclinedPacks;
+  if (e > static_cast<int>(EntryPoint::cudnnBackendUpdateCudaGraph) && library_of(entry) == Library::kCudnn)
+    return kDeclinedLegacy;
+  return 0;
 }
 
 bool counting() { return (current_mode() & mode::kCounting) != 0; }
@@ -125,8 +127,9 @@ void* answer(Caller& c, const LoadedObject& from, EntryPoint entry, void* handle
     return found;
   }
   // Relaxed: each bit is a fact on its own (callers.h).
-  const std::uint32_t before =
-      c.dlsym_names_taken.fetch_or(std::uint32_t{1} << static_cast<int>(entry), std::memory_order_relaxed);
+  const int e = static_cast<int>(entry);
+  std::uint64_t before = c.dlsym_names_taken[e / 64].fetch_or(std::uint64_t{1} << (e % 64), std::memory_order_relaxed);
+  for (int w = 0; w < kEntryWords; ++w) before |= w == e / 64 ? 0 : c.dlsym_names_taken[w].load(std::memory_order_relaxed);
   if (counting()) count(Counter::dlsym_handed_out);
   if (before == 0 && cfg.verbose)
     log_line("dlsym: %s gets the shim's functions for %s", from.is_main ? "the program" : from.path,
@@ -163,8 +166,10 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
   if (c == nullptr) return found;
   void* result = answer(*c, from, entry, handle, own, found);
   // Whatever the reason (the way in switched off included), a caller that holds cuDNN's own
-  // function for a call that takes a variant pack gets real packs from now on. Relaxed: as above.
-  if (result == found && takes_pack(entry)) c->dlsym_names_taken.fetch_or(kDlsymDeclined, std::memory_order_relaxed);
+  // function for a call that takes a variant pack gets real packs from now on, and one that holds
+  // a legacy one no legacy replay. Relaxed: as above.
+  if (result == found)
+    if (const std::uint32_t kind = declined_kind(entry)) c->dlsym_declined.fetch_or(kind, std::memory_order_relaxed);
   if (result == found && library_of(entry) == Library::kCudnn) g_cudnn_names_left.fetch_add(1, std::memory_order_relaxed);
   return result;
 }

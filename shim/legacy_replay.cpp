@@ -175,8 +175,12 @@ cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const 
   if (real == nullptr) return CUDNN_STATUS_NOT_INITIALIZED;
   const cudnnHandle_t handle = std::get<0>(std::forward_as_tuple(args...));
   const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
+  // Not replayed: a library's own call (cuDNN calling itself), one inside the shim's capture, and
+  // the calls of a dlsym caller that holds cuDNN's own function for a legacy name (a descriptor
+  // it sets through that one would be replayed with stale contents).
   if (!(m & mode::kLegacy) || (m & mode::kFollower) || inside_capture() ||
-      (c != nullptr && c->in_library.load(std::memory_order_relaxed)))
+      (c != nullptr && (c->in_library.load(std::memory_order_relaxed) ||
+                        (c->dlsym_declined.load(std::memory_order_relaxed) & kDeclinedLegacy))))
     return real(args...);
   note_cudnn_call();
   const Binding& cudnn = binding_for(Library::kCudnn, caller);

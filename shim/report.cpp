@@ -190,13 +190,14 @@ bool append_dlsym_callers(char* out, std::size_t size, std::size_t& used) {
   for (int i = 0; i < count && i < kMaxCallers && fits; ++i) {
     const Caller& c = g_callers[i];
     if (!c.ready.load(std::memory_order_acquire)) continue;
-    const std::uint32_t entries = c.dlsym_names_taken.load(std::memory_order_relaxed);
-    if (entries == 0) continue;
+    int names = 0;
+    for (const auto& word : c.dlsym_names_taken) names += __builtin_popcountll(word.load(std::memory_order_relaxed));
+    const std::uint32_t declined = c.dlsym_declined.load(std::memory_order_relaxed);
+    if (names == 0 && declined == 0) continue;
     char object[1024];
     json_escape(c.object.is_main ? "program" : c.object.path, object, sizeof object);
     fits = append(out, size, used, "%s{\"object\": \"%s\", \"names\": %d, \"declined\": %s}", first ? "" : ", ",
-                  object, __builtin_popcount(entries & ~kDlsymDeclined),
-                  (entries & kDlsymDeclined) ? "true" : "false");
+                  object, names, (declined & kDeclinedPacks) ? "true" : "false");
     first = false;
   }
   return fits && append(out, size, used, "]");
