@@ -6,7 +6,7 @@
 #
 # Defines CUDNN_FOUND, CUDNN_VERSION (from cudnn_version.h), CUDNN_INCLUDE_DIRS, CUDNN_LIBRARY
 # (may be empty: the shim and the test stub need the headers only), and the imported targets
-#   CUDNN::headers  cudnn.h and the CUDA runtime headers it includes
+#   CUDNN::headers  cudnn.h, the CUDA runtime headers it includes, and cuBLAS's (cublasLt.h)
 #   CUDNN::cudnn    the real libcudnn (only when CUDNN_LIBRARY was found)
 
 set(_cudnn_hints)
@@ -38,6 +38,12 @@ if(_cudnn_python)
     if(EXISTS "${_dir}/nvidia/cudnn/include/cudnn.h")
       list(APPEND _cudnn_hints "${_dir}/nvidia/cudnn")
     endif()
+    # cuBLAS's wheels (nvidia-cublas: nvidia/cu13 for CUDA 13, nvidia/cublas before).
+    foreach(_cublas cu13 cublas)
+      if(EXISTS "${_dir}/nvidia/${_cublas}/include/cublasLt.h")
+        list(APPEND _cudnn_blas_hints "${_dir}/nvidia/${_cublas}")
+      endif()
+    endforeach()
   endforeach()
 endif()
 
@@ -56,6 +62,10 @@ find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 libcudnn.so.8
 # cudnn_graph.h includes cuda_runtime_api.h and library_types.h from the CUDA toolkit.
 find_path(CUDNN_CUDA_INCLUDE_DIR cuda_runtime_api.h
   HINTS ${CUDAToolkit_INCLUDE_DIRS} ${_cudnn_hints} PATH_SUFFIXES include targets/x86_64-linux/include)
+# The shim interposes cuBLASLt and cuBLAS too: their headers, from the toolkit or the pip wheel.
+find_path(CUDNN_CUBLAS_INCLUDE_DIR cublasLt.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ${_cudnn_hints} ${_cudnn_blas_hints}
+  PATH_SUFFIXES include targets/x86_64-linux/include)
 
 if(CUDNN_INCLUDE_DIR)
   file(STRINGS "${CUDNN_INCLUDE_DIR}/cudnn_version.h" _cudnn_defines REGEX "#define CUDNN_(MAJOR|MINOR|PATCHLEVEL) ")
@@ -67,12 +77,12 @@ endif()
 
 include(FindPackageHandleStandardArgs)
 find_package_handle_standard_args(CUDNN
-  REQUIRED_VARS CUDNN_INCLUDE_DIR CUDNN_CUDA_INCLUDE_DIR
+  REQUIRED_VARS CUDNN_INCLUDE_DIR CUDNN_CUDA_INCLUDE_DIR CUDNN_CUBLAS_INCLUDE_DIR
   VERSION_VAR CUDNN_VERSION
   FAIL_MESSAGE "cuDNN headers not found: set CUDNN_ROOT (or CUDNN_PATH) to the folder holding include/cudnn.h")
 
 if(CUDNN_FOUND)
-  set(CUDNN_INCLUDE_DIRS "${CUDNN_INCLUDE_DIR}" "${CUDNN_CUDA_INCLUDE_DIR}")
+  set(CUDNN_INCLUDE_DIRS "${CUDNN_INCLUDE_DIR}" "${CUDNN_CUDA_INCLUDE_DIR}" "${CUDNN_CUBLAS_INCLUDE_DIR}")
   list(REMOVE_DUPLICATES CUDNN_INCLUDE_DIRS)
   if(NOT TARGET CUDNN::headers)
     add_library(CUDNN::headers INTERFACE IMPORTED)
@@ -85,4 +95,4 @@ if(CUDNN_FOUND)
       INTERFACE_LINK_LIBRARIES CUDNN::headers)
   endif()
 endif()
-mark_as_advanced(CUDNN_INCLUDE_DIR CUDNN_CUDA_INCLUDE_DIR CUDNN_LIBRARY)
+mark_as_advanced(CUDNN_INCLUDE_DIR CUDNN_CUDA_INCLUDE_DIR CUDNN_CUBLAS_INCLUDE_DIR CUDNN_LIBRARY)

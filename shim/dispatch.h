@@ -20,7 +20,6 @@
 
 namespace cudnn_fastpath::shim {
 
-#define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
 
 // Every interposed name, in one order: cudnnSetStream, then the table of entry_points.h.
 // dlsym_reach.cpp hands out the shim's function for one of these names.

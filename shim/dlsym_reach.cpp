@@ -59,6 +59,7 @@ std::uint32_t declined_kind(EntryPoint entry) {
     return kDeclinedPacks;
   if (e > static_cast<int>(EntryPoint::cudnnBackendUpdateCudaGraph) && library_of(entry) == Library::kCudnn)
     return kDeclinedLegacy;
+  if (library_of(entry) == Library::kCublasLt || library_of(entry) == Library::kCublas) return kDeclinedBlas;
   return 0;
 }
 
@@ -152,10 +153,10 @@ void* answer_lookup(EntryPoint entry, void* handle, const void* caller, void* fo
   LoadedObject from, definer;
   // Code outside any object, and the lookups of the shim itself or of another copy of it.
   if (!object_containing(reinterpret_cast<std::uintptr_t>(caller), from) || from.is_shim) return found;
-  // cuDNN, the runtime or the driver looking up their own functions (cuDNN 9 opens its
+  // One of the libraries looking up its own functions or another's (cuDNN 9 opens its
   // sub-libraries and takes their functions this way).
-  for (Library l : {Library::kCudnn, Library::kCudart, Library::kCuda})
-    if (is_library_file(l, from.path)) return found;
+  for (int l = 0; l < kLibraryCount; ++l)
+    if (is_library_file(static_cast<Library>(l), from.path)) return found;
   // Only a name whose definition in the handle lies in the library itself: a program's own, or
   // one in some other object, stays as found. The next dlsym's answer may be a wrapper of it.
   void* own = glibc_dlsym(handle, kEntryPointNames[static_cast<int>(entry)]);

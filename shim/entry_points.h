@@ -6,7 +6,8 @@
 // the same first two fields), its result type, the shim's function (which takes the caller's
 // return address first: exports.cpp), its parameters and arguments as the library's header
 // declares them, and what the part that handles it needs to know (the rest of the entry, read by
-// that part alone). A user of the table that needs only some fields takes the rest as `...`.
+// that part alone; 0 when it needs nothing). A user of the table that needs only some fields takes
+// the rest as `...`.
 // cudnnSetStream is not here: its fast path is written out in exports.cpp.
 //
 // The order is that of DispatchV1's members (dispatch.h): the entries of
@@ -16,41 +17,44 @@
 #ifndef CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 #define CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 
+// A parenthesised list without its parentheses: EXPAND parameters.
+#define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
+
 // Handles, stream destroys and the backend descriptor API (set_stream.cpp, stream_destroy.cpp,
 // variant_packs.cpp).
 #define CUDNN_FASTPATH_ENTRY_POINTS_V1(X)                                                               \
-  X(cudnnCreate, kCudnn, cudnnStatus_t, create, (cudnnHandle_t * handle), (handle))                     \
-  X(cudnnDestroy, kCudnn, cudnnStatus_t, destroy, (cudnnHandle_t handle), (handle))                     \
-  X(cudaStreamDestroy, kCudart, cudaError_t, cuda_stream_destroy, (cudaStream_t stream), (stream))      \
-  X(cuStreamDestroy_v2, kCuda, CUresult, cu_stream_destroy_v2, (CUstream stream), (stream))             \
-  X(cuStreamDestroy, kCuda, CUresult, cu_stream_destroy, (CUstream stream), (stream))                   \
+  X(cudnnCreate, kCudnn, cudnnStatus_t, create, (cudnnHandle_t * handle), (handle), 0) \
+  X(cudnnDestroy, kCudnn, cudnnStatus_t, destroy, (cudnnHandle_t handle), (handle), 0) \
+  X(cudaStreamDestroy, kCudart, cudaError_t, cuda_stream_destroy, (cudaStream_t stream), (stream), 0) \
+  X(cuStreamDestroy_v2, kCuda, CUresult, cu_stream_destroy_v2, (CUstream stream), (stream), 0) \
+  X(cuStreamDestroy, kCuda, CUresult, cu_stream_destroy, (CUstream stream), (stream), 0) \
   X(cudnnBackendCreateDescriptor, kCudnn, cudnnStatus_t, backend_create_descriptor,                     \
-    (cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t * descriptor), (type, descriptor))     \
+    (cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t * descriptor), (type, descriptor), 0) \
   X(cudnnBackendDestroyDescriptor, kCudnn, cudnnStatus_t, backend_destroy_descriptor,                   \
-    (cudnnBackendDescriptor_t descriptor), (descriptor))                                                \
+    (cudnnBackendDescriptor_t descriptor), (descriptor), 0) \
   X(cudnnBackendInitialize, kCudnn, cudnnStatus_t, backend_initialize, (cudnnBackendDescriptor_t descriptor), \
-    (descriptor))                                                                                       \
+    (descriptor), 0) \
   X(cudnnBackendFinalize, kCudnn, cudnnStatus_t, backend_finalize, (cudnnBackendDescriptor_t descriptor), \
-    (descriptor))                                                                                       \
+    (descriptor), 0) \
   X(cudnnBackendSetAttribute, kCudnn, cudnnStatus_t, backend_set_attribute,                             \
     (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
      cudnnBackendAttributeType_t type, int64_t count, const void* elements),                            \
-    (descriptor, name, type, count, elements))                                                          \
+    (descriptor, name, type, count, elements), 0) \
   X(cudnnBackendGetAttribute, kCudnn, cudnnStatus_t, backend_get_attribute,                             \
     (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
      cudnnBackendAttributeType_t type, int64_t requested, int64_t * count, void* elements),             \
-    (descriptor, name, type, requested, count, elements))                                               \
+    (descriptor, name, type, requested, count, elements), 0) \
   X(cudnnBackendExecute, kCudnn, cudnnStatus_t, backend_execute,                                        \
     (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack),               \
-    (handle, plan, pack))                                                                               \
+    (handle, plan, pack), 0) \
   X(cudnnBackendPopulateCudaGraph, kCudnn, cudnnStatus_t, backend_populate_cuda_graph,                  \
     (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
      cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph))                                                                        \
+    (handle, plan, pack, graph), 0) \
   X(cudnnBackendUpdateCudaGraph, kCudnn, cudnnStatus_t, backend_update_cuda_graph,                      \
     (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
      cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph))
+    (handle, plan, pack, graph), 0)
 
 // The legacy descriptors the shim records (legacy_descriptors.cpp): action, kind, recorder.
 #define CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X)                                                            \
@@ -106,10 +110,61 @@
   X(cudnnTransformTensor, kCudnn, cudnnStatus_t, transform_tensor, (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, alpha, xDesc, x, beta, yDesc, y), kLegacyTensor, (H, S, T, D, S, TO, D)) \
   X(cudnnLRNCrossChannelForward, kCudnn, cudnnStatus_t, lrn_cross_channel_forward, (cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y), kLegacyTensor, (H, L, V, S, T, D, S, TO, D))
 
+// cuBLASLt's descriptors and cuBLAS's handle state, as the shim records them (blas_records.cpp):
+// action, kind, recorder (a destroy's: a hook run before it).
+#define CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) \
+  X(cublasLtMatmulDescCreate, kCublasLt, cublasStatus_t, create_matmul_desc, (cublasLtMatmulDesc_t* matmulDesc, cublasComputeType_t computeType, cudaDataType_t scaleType), (matmulDesc, computeType, scaleType), kCreate, kMatmulDesc, matmul_desc_defaults) \
+  X(cublasLtMatmulDescInit_internal, kCublasLt, cublasStatus_t, init_matmul_desc, (cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType, cudaDataType_t scaleType), (matmulDesc, size, computeType, scaleType), kInit, kMatmulDesc, record_matmul_desc_init) \
+  X(cublasLtMatmulDescSetAttribute, kCublasLt, cublasStatus_t, set_matmul_desc_attribute, (cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes), (matmulDesc, attr, buf, sizeInBytes), kSet, kMatmulDesc, record_matmul_desc_attribute) \
+  X(cublasLtMatmulDescDestroy, kCublasLt, cublasStatus_t, destroy_matmul_desc, (cublasLtMatmulDesc_t matmulDesc), (matmulDesc), kDestroy, kMatmulDesc, no_hook) \
+  X(cublasLtMatrixLayoutCreate, kCublasLt, cublasStatus_t, create_matrix_layout, (cublasLtMatrixLayout_t* matLayout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld), (matLayout, type, rows, cols, ld), kCreate, kLayout, layout_defaults) \
+  X(cublasLtMatrixLayoutInit_internal, kCublasLt, cublasStatus_t, init_matrix_layout, (cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld), (matLayout, size, type, rows, cols, ld), kInit, kLayout, record_layout_init) \
+  X(cublasLtMatrixLayoutSetAttribute, kCublasLt, cublasStatus_t, set_matrix_layout_attribute, (cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes), (matLayout, attr, buf, sizeInBytes), kSet, kLayout, record_layout_attribute) \
+  X(cublasLtMatrixLayoutDestroy, kCublasLt, cublasStatus_t, destroy_matrix_layout, (cublasLtMatrixLayout_t matLayout), (matLayout), kDestroy, kLayout, no_hook) \
+  X(cublasLtMatmulPreferenceCreate, kCublasLt, cublasStatus_t, create_matmul_preference, (cublasLtMatmulPreference_t* pref), (pref), kCreate, kPreference, preference_defaults) \
+  X(cublasLtMatmulPreferenceInit_internal, kCublasLt, cublasStatus_t, init_matmul_preference, (cublasLtMatmulPreference_t pref, size_t size), (pref, size), kInit, kPreference, record_preference_init) \
+  X(cublasLtMatmulPreferenceSetAttribute, kCublasLt, cublasStatus_t, set_matmul_preference_attribute, (cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const void* buf, size_t sizeInBytes), (pref, attr, buf, sizeInBytes), kSet, kPreference, record_preference_attribute) \
+  X(cublasLtMatmulPreferenceDestroy, kCublasLt, cublasStatus_t, destroy_matmul_preference, (cublasLtMatmulPreference_t pref), (pref), kDestroy, kPreference, no_hook) \
+  X(cublasLtEmulationDescCreate, kCublasLt, cublasStatus_t, create_emulation_desc, (cublasLtEmulationDesc_t* emulationDesc), (emulationDesc), kCreate, kEmulation, emulation_defaults) \
+  X(cublasLtEmulationDescInit_internal, kCublasLt, cublasStatus_t, init_emulation_desc, (cublasLtEmulationDesc_t emulationDesc, size_t size), (emulationDesc, size), kInit, kEmulation, record_emulation_init) \
+  X(cublasLtEmulationDescSetAttribute, kCublasLt, cublasStatus_t, set_emulation_desc_attribute, (cublasLtEmulationDesc_t emulationDesc, cublasLtEmulationDescAttributes_t attr, const void* buf, size_t sizeInBytes), (emulationDesc, attr, buf, sizeInBytes), kSet, kEmulation, record_emulation_attribute) \
+  X(cublasLtEmulationDescDestroy, kCublasLt, cublasStatus_t, destroy_emulation_desc, (cublasLtEmulationDesc_t emulationDesc), (emulationDesc), kDestroy, kEmulation, no_hook) \
+  X(cublasLtDestroy, kCublasLt, cublasStatus_t, destroy_lt_handle, (cublasLtHandle_t lightHandle), (lightHandle), kDestroy, kLtHandle, forget_blas_handle) \
+  X(cublasCreate_v2, kCublas, cublasStatus_t, create_blas_handle, (cublasHandle_t* handle), (handle), kCreate, kBlasHandle, blas_handle_defaults) \
+  X(cublasDestroy_v2, kCublas, cublasStatus_t, destroy_blas_handle, (cublasHandle_t handle), (handle), kDestroy, kBlasHandle, forget_blas_handle) \
+  X(cublasSetStream_v2, kCublas, cublasStatus_t, set_blas_stream, (cublasHandle_t handle, cudaStream_t streamId), (handle, streamId), kSet, kBlasHandle, record_stream) \
+  X(cublasSetWorkspace_v2, kCublas, cublasStatus_t, set_blas_workspace, (cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes), (handle, workspace, workspaceSizeInBytes), kSet, kBlasHandle, record_workspace) \
+  X(cublasSetPointerMode_v2, kCublas, cublasStatus_t, set_blas_pointer_mode, (cublasHandle_t handle, cublasPointerMode_t mode), (handle, mode), kSet, kBlasHandle, record_pointer_mode) \
+  X(cublasSetMathMode, kCublas, cublasStatus_t, set_blas_math_mode, (cublasHandle_t handle, cublasMath_t mode), (handle, mode), kSet, kBlasHandle, record_math_mode) \
+  X(cublasSetAtomicsMode, kCublas, cublasStatus_t, set_blas_atomics_mode, (cublasHandle_t handle, cublasAtomicsMode_t mode), (handle, mode), kSet, kBlasHandle, record_atomics_mode) \
+  X(cublasSetSmCountTarget, kCublas, cublasStatus_t, set_blas_sm_count_target, (cublasHandle_t handle, int smCountTarget), (handle, smCountTarget), kSet, kBlasHandle, record_sm_count_target) \
+  X(cublasSetEmulationStrategy, kCublas, cublasStatus_t, set_blas_emulation_strategy, (cublasHandle_t handle, cublasEmulationStrategy_t emulationStrategy), (handle, emulationStrategy), kSet, kBlasHandle, record_emulation_strategy) \
+  X(cublasSetEmulationSpecialValuesSupport, kCublas, cublasStatus_t, set_blas_special_values_support, (cublasHandle_t handle, cudaEmulationSpecialValuesSupport mask), (handle, mask), kSet, kBlasHandle, record_special_values_support) \
+  X(cublasSetFixedPointEmulationMantissaControl, kCublas, cublasStatus_t, set_blas_mantissa_control, (cublasHandle_t handle, cudaEmulationMantissaControl mantissaControl), (handle, mantissaControl), kSet, kBlasHandle, record_mantissa_control) \
+  X(cublasSetFixedPointEmulationMaxMantissaBitCount, kCublas, cublasStatus_t, set_blas_max_mantissa_bit_count, (cublasHandle_t handle, int maxMantissaBitCount), (handle, maxMantissaBitCount), kSet, kBlasHandle, record_max_mantissa_bit_count) \
+  X(cublasSetFixedPointEmulationMantissaBitOffset, kCublas, cublasStatus_t, set_blas_mantissa_bit_offset, (cublasHandle_t handle, int mantissaBitOffset), (handle, mantissaBitOffset), kSet, kBlasHandle, record_mantissa_bit_offset) \
+  X(cublasSetFixedPointEmulationMantissaBitCountPointer, kCublas, cublasStatus_t, set_blas_mantissa_bit_count_pointer, (cublasHandle_t handle, int* mantissaBitCount), (handle, mantissaBitCount), kSet, kBlasHandle, record_mantissa_bit_count_pointer)
+
+// The replayed cuBLASLt calls (cublaslt_replay.cpp): the matmul, and its heuristic answered from
+// a cache.
+#define CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X) \
+  X(cublasLtMatmul, kCublasLt, cublasStatus_t, lt_matmul, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes, cudaStream_t stream), (lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream), 0) \
+  X(cublasLtMatmulAlgoGetHeuristic, kCublasLt, cublasStatus_t, lt_matmul_algo_get_heuristic, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc, cublasLtMatmulPreference_t preference, int requestedAlgoCount, cublasLtMatmulHeuristicResult_t* heuristicResultsArray, int* returnAlgoCount), (lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount), 0)
+
+// The replayed cuBLAS GEMMs (cublas_replay.cpp): the role of each argument (legacy_replay.cpp's, and
+// CT the compute type, TC the type of C: together they size the scaling factors).
+#define CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) \
+  X(cublasGemmEx, kCublas, cublasStatus_t, gemm_ex, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo), (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, TC, V, CT, V)) \
+  X(cublasGemmEx_64, kCublas, cublasStatus_t, gemm_ex_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo), (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, TC, V, CT, V)) \
+  X(cublasGemmStridedBatchedEx, kCublas, cublasStatus_t, gemm_strided_batched_ex, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo), (H, V, V, V, V, V, S, D, V, V, V, D, V, V, V, S, D, TC, V, V, V, CT, V)) \
+  X(cublasGemmStridedBatchedEx_64, kCublas, cublasStatus_t, gemm_strided_batched_ex_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo), (H, V, V, V, V, V, S, D, V, V, V, D, V, V, V, S, D, TC, V, V, V, CT, V))
+
 // Every entry, in DispatchV1's order but for the switch's members between the first list and the
 // others.
-#define CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X) \
-  CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X)
+#define CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X)                                               \
+  CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X)   \
+  CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X)
 #define CUDNN_FASTPATH_ENTRY_POINTS(X) CUDNN_FASTPATH_ENTRY_POINTS_V1(X) CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X)
 
 #endif  // CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_

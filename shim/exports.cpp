@@ -11,6 +11,7 @@
 #include "shim/code_layout.h"
 #include "shim/dispatch.h"
 #include "shim/features.h"
+#include "shim/blas.h"
 #include "shim/legacy.h"
 #include "shim/report.h"
 #include "shim/set_stream.h"

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "cudnn_fastpath/shim_control.h"
+#include "shim/blas.h"
 #include "shim/handle_table.h"
 #include "shim/process.h"
 #include "shim/replay_engine.h"
@@ -57,6 +58,7 @@ unsigned set_features(unsigned wanted) noexcept {
   const std::uint32_t switched_off = before & ~now;
   for (const auto& f : kFamilyFeatures)
     if (switched_off & f.mode) forget_family(f.family);
+  if (switched_off & mode::kCublas) forget_cublas_answers();
   return features();
 }
 

@@ -1,9 +1,6 @@
-// cuDNN's legacy descriptors under the shim: every create, set and destroy reaches cuDNN as it
-// came; what the program's own calls made of each descriptor is recorded (legacy_records.h), for
-// the keys of the legacy calls that use it (legacy_replay.cpp). A call from cuDNN itself (its
-// sub-libraries make descriptors of their own), or one made inside one of the shim's captures, is
-// not recorded: the registry forgets the address instead, which may have been a program's. A set
-// cuDNN refuses leaves the record unknown.
+// cuDNN's legacy descriptors under the shim: what the program's own calls made of each descriptor
+// is recorded (legacy_records.h, through the actions of recorded_calls.h), for the keys of the
+// legacy calls that use it (legacy_replay.cpp).
 #include <cudnn.h>
 
 #include <cstddef>
@@ -17,7 +14,7 @@
 #include "shim/legacy.h"
 #include "shim/legacy_records.h"
 #include "shim/process.h"
-#include "shim/replay_thread.h"
+#include "shim/recorded_calls.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -26,10 +23,6 @@ LegacyRegistry g_legacy_descriptors;
 namespace {
 
 using Words = std::uint64_t[LegacyRegistry::kWords];
-
-// The type of the real function a member of RealSymbols holds.
-template <auto kReal>
-using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kReal)>;
 
 // ---- what each setter makes of a record: whether the record is known after it -------------------
 
@@ -174,99 +167,15 @@ bool record_tensor_transform(Words& w, bool, const std::uint32_t nb, const cudnn
   return replace(w, r);
 }
 
-constexpr bool (*no_record)(Words&) = nullptr;
+constexpr std::nullptr_t no_record = nullptr;
 
-// ---- the calls -----------------------------------------------------------------------------------
-
-// Whether this call is the program's own: not cuDNN's (or another library's) calling itself, and
-// not made inside one of the shim's captures.
-bool programs_own(const void* caller) noexcept {
-  if (inside_capture()) return false;
-  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
-  return c == nullptr || !c->in_library.load(std::memory_order_relaxed);
-}
-
-// What every call does first: a follower passes it to the leading copy (or, when that copy is
-// older than these entries, to cuDNN), a caller without cuDNN gets its error. Returns whether the
-// call is done, with its status.
-template <auto kReal, std::size_t kOffset, auto kLeader, typename Function, typename... Args>
-bool forwarded(cudnnStatus_t& status, std::uint32_t m, const void* caller, Function& real, Args... args) {
-  real = binding_for(Library::kCudnn, caller).real.*kReal;
-  if (m & mode::kFollower) {
-    const DispatchV1& lead = leader();
-    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : CUDNN_STATUS_NOT_INITIALIZED;
-    return true;
-  }
-  if (real == nullptr) {
-    status = CUDNN_STATUS_NOT_INITIALIZED;
-    return true;
-  }
-  if (m & mode::kDisabled) {
-    status = real(args...);
-    return true;
-  }
-  return false;
-}
-
-template <auto kReal, std::size_t kOffset, auto kLeader, DescriptorKind kKind, auto kDefaults, typename Descriptor>
-cudnnStatus_t created(const void* caller, Descriptor* descriptor) noexcept {
-  const std::uint32_t m = current_mode();
-  cudnnStatus_t status;
-  RealOf<kReal> real;
-  if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, descriptor)) return status;
-  note_cudnn_call();
-  status = real(descriptor);
-  if (status != CUDNN_STATUS_SUCCESS || descriptor == nullptr) return status;
-  if (!programs_own(caller)) {
-    g_legacy_descriptors.forget(*descriptor);
-  } else if constexpr (kDefaults != nullptr) {
-    Words words;
-    const bool known = kDefaults(words);
-    g_legacy_descriptors.created(*descriptor, kKind, words, known);  // no room: unknown, as made around the shim
-  } else {
-    g_legacy_descriptors.created(*descriptor, kKind, nullptr, false);
-  }
-  return status;
-}
-
-template <auto kReal, std::size_t kOffset, auto kLeader, DescriptorKind kKind, auto kRecord, typename Descriptor,
-          typename... Rest>
-cudnnStatus_t set(const void* caller, Descriptor descriptor, Rest... rest) noexcept {
-  const std::uint32_t m = current_mode();
-  cudnnStatus_t status;
-  RealOf<kReal> real;
-  if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, descriptor, rest...)) return status;
-  status = real(descriptor, rest...);
-  if (!programs_own(caller)) {
-    g_legacy_descriptors.forget(descriptor);
-  } else if (status != CUDNN_STATUS_SUCCESS) {
-    g_legacy_descriptors.unknown(descriptor);
-  } else {
-    g_legacy_descriptors.write(descriptor, kKind, [&](std::atomic<std::uint64_t>* into, bool known) {
-      Words words;
-      for (std::size_t i = 0; i < LegacyRegistry::kWords; ++i) words[i] = into[i].load(std::memory_order_relaxed);
-      const bool now = kRecord(words, known, rest...);
-      for (std::size_t i = 0; i < LegacyRegistry::kWords; ++i) into[i].store(words[i], std::memory_order_relaxed);
-      return now;
-    });
-  }
-  return status;
-}
-
-template <auto kReal, std::size_t kOffset, auto kLeader, DescriptorKind, auto, typename Descriptor>
-cudnnStatus_t destroyed(const void* caller, Descriptor descriptor) noexcept {
-  const std::uint32_t m = current_mode();
-  cudnnStatus_t status;
-  RealOf<kReal> real;
-  if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, descriptor)) return status;
-  g_legacy_descriptors.forget(descriptor);  // before the address can come back
-  return real(descriptor);
-}
+using Calls = RecordedCalls<LegacyRegistry, g_legacy_descriptors, Library::kCudnn, cudnnStatus_t,
+                            CUDNN_STATUS_NOT_INITIALIZED>;
 
 // The action of each entry: kCreate, kSet, kDestroy.
-#define kCreate created
-#define kSet set
-#define kDestroy destroyed
+#define kCreate Calls::created
+#define kSet Calls::set
+#define kDestroy Calls::destroyed
 
 }  // namespace
 

@@ -178,10 +178,12 @@ cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const 
   // Not replayed: a library's own call (cuDNN calling itself), one inside the shim's capture, and
   // the calls of a dlsym caller that holds cuDNN's own function for a legacy name (a descriptor
   // it sets through that one would be replayed with stale contents).
-  if (!(m & mode::kLegacy) || (m & mode::kFollower) || inside_capture() ||
+  if (!(m & mode::kLegacy) || (m & mode::kFollower) || inside_library_call() ||
       (c != nullptr && (c->in_library.load(std::memory_order_relaxed) ||
-                        (c->dlsym_declined.load(std::memory_order_relaxed) & kDeclinedLegacy))))
+                        (c->dlsym_declined.load(std::memory_order_relaxed) & kDeclinedLegacy)))) {
+    const LibraryCall inside;
     return real(args...);
+  }
   note_cudnn_call();
   const Binding& cudnn = binding_for(Library::kCudnn, caller);
   cudaStream_t stream = nullptr;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cuda.h>
+#include <cublasLt.h>
+#include <cublas_api.h>
 #include <cudnn.h>
 
 #include "shim/entry_points.h"
@@ -17,43 +19,50 @@ extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream stream);
 
 namespace cudnn_fastpath::shim {
 
-enum class Library : int { kCudnn, kCudart, kCuda, kCount };
+enum class Library : int { kCudnn, kCudart, kCuda, kCublasLt, kCublas, kCount };
 
-// The functions the shim calls but does not interpose: X(name, library). With every entry point
+// The functions the shim calls but does not interpose: X(name, library, 0). With every entry point
 // of entry_points.h (whose entries start with the same two fields), the one table of real
 // symbols: CUDNN_FASTPATH_REAL_SYMBOLS. The driver calls after cuStreamGetId are the replay
 // engine's (replay_engine.cpp): without them, every call is direct.
 #define CUDNN_FASTPATH_CALLED_ONLY(X) \
-  X(cudnnSetStream, kCudnn)            \
-  X(cudnnGetStream, kCudnn)            \
-  X(cuStreamGetId, kCuda)              \
-  X(cuStreamBeginCapture_v2, kCuda)    \
-  X(cuStreamEndCapture, kCuda)         \
-  X(cuStreamIsCapturing, kCuda)        \
-  X(cuStreamGetCtx, kCuda)             \
-  X(cuStreamGetGreenCtx, kCuda)        \
-  X(cuStreamCreate, kCuda)             \
-  X(cuCtxGetCurrent, kCuda)            \
-  X(cuCtxSetCurrent, kCuda)            \
-  X(cuPointerGetAttribute, kCuda)      \
-  X(cuGraphInstantiateWithFlags, kCuda) \
-  X(cuGraphLaunch, kCuda)              \
-  X(cuGraphExecDestroy, kCuda)         \
-  X(cuGraphDestroy, kCuda)
+  X(cudnnSetStream, kCudnn, 0)            \
+  X(cudnnGetStream, kCudnn, 0)            \
+  X(cuStreamGetId, kCuda, 0)              \
+  X(cuStreamBeginCapture_v2, kCuda, 0)    \
+  X(cuStreamEndCapture, kCuda, 0)         \
+  X(cuStreamIsCapturing, kCuda, 0)        \
+  X(cuStreamGetCtx, kCuda, 0)             \
+  X(cuStreamGetGreenCtx, kCuda, 0)        \
+  X(cuStreamCreate, kCuda, 0)             \
+  X(cuCtxGetCurrent, kCuda, 0)            \
+  X(cuCtxSetCurrent, kCuda, 0)            \
+  X(cuPointerGetAttribute, kCuda, 0)      \
+  X(cuGraphInstantiateWithFlags, kCuda, 0) \
+  X(cuGraphLaunch, kCuda, 0)              \
+  X(cuGraphExecDestroy, kCuda, 0)         \
+  X(cuGraphDestroy, kCuda, 0)
 
 #define CUDNN_FASTPATH_REAL_SYMBOLS(X) CUDNN_FASTPATH_CALLED_ONLY(X) CUDNN_FASTPATH_ENTRY_POINTS(X)
 
 // The functions a library must have for the shim to use it (a binding without one is refused,
 // the call fails with a clear message); the others are newer than some versions the shim may
 // meet: a caller that calls one has it.
-inline constexpr const char* kRequiredSymbols[] = {"cudnnSetStream", "cudnnGetStream", "cudnnCreate", "cudnnDestroy",
-                                                   "cudaStreamDestroy", "cuStreamDestroy_v2"};
+inline constexpr const char* kRequiredSymbols[] = {"cudnnSetStream",        "cudnnGetStream", "cudnnCreate",
+                                                   "cudnnDestroy",          "cudaStreamDestroy", "cuStreamDestroy_v2",
+                                                   "cublasLtMatmul",        "cublasCreate_v2"};
 
-// Typed from the libraries' own headers. A binding fills only its own library's members.
+// Typed from the libraries' own headers (an entry point by its row of the table, which cuBLAS's
+// C++ overloads of some names would make ambiguous for decltype). A binding fills only its own
+// library's members.
 struct RealSymbols {
 #define CUDNN_FASTPATH_DECLARE_POINTER(name, ...) decltype(&::name) name = nullptr;
-  CUDNN_FASTPATH_REAL_SYMBOLS(CUDNN_FASTPATH_DECLARE_POINTER)
+  CUDNN_FASTPATH_CALLED_ONLY(CUDNN_FASTPATH_DECLARE_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_POINTER
+#define CUDNN_FASTPATH_DECLARE_ENTRY_POINTER(name, library, result, function, parameters, ...) \
+  result (*name)(CUDNN_FASTPATH_EXPAND parameters) = nullptr;
+  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_ENTRY_POINTER)
+#undef CUDNN_FASTPATH_DECLARE_ENTRY_POINTER
 };
 
 // How a library's symbols were found for a caller, in the order the steps are tried.

@@ -213,12 +213,13 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcep
     count(counter_of(call.family, Outcome::kDirect));
     if (refusal != Counter::kCount) count(refusal);
   }
+  const LibraryCall inside;
   return call.run(call.context, nullptr);
 }
 
 int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   ReplayThread* t = replay_thread();
-  if (t == nullptr || t->capturing) return run_direct(call, m);
+  if (t == nullptr || t->capturing || t->nested != 0) return run_direct(call, m);
   replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
   if (!Admission::admit(admission)) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   GraphCache& cache = g_graphs[static_cast<int>(call.family)];

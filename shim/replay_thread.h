@@ -36,6 +36,10 @@ struct TensorNote {
 struct alignas(64) ReplayThread {
   std::atomic<bool> owned;
   bool capturing;  // inside one of the shim's captures: every interposed call goes straight through
+  // Inside a library call the shim made for the program (a cuBLAS GEMM running its cuBLASLt
+  // matmul, a cuDNN op making descriptors, reached through a tracer that hides their caller): the
+  // calls the library makes from there are its own.
+  std::uint8_t nested;
   // The capture streams, one per context the thread captured in (a third context reuses the
   // oldest slot; its stream is left to the driver). `generation` is replay_engine.cpp's fork
   // generation when they were made: a forked child's streams are not its parent's.
@@ -61,11 +65,28 @@ inline ReplayThread* replay_thread() noexcept {
   return __builtin_expect(t != nullptr, 1) ? t : claim_replay_thread();
 }
 
-// Whether the calling thread is inside one of the shim's captures (a call it makes from there,
-// cuDNN calling cuBLASLt say, is the library's, never the program's).
-inline bool inside_capture() noexcept {
+// Whether the calling thread is inside one of the shim's captures, or a library call the shim made
+// for the program (a call it makes from there, cuDNN calling cuBLASLt say, is the library's, never
+// the program's).
+inline bool inside_library_call() noexcept {
   const ReplayThread* t = t_replay;
-  return t != nullptr && t->capturing;
+  return t != nullptr && (t->capturing || t->nested != 0);
 }
+
+// Marks the calling thread inside a library call for as long as it lives (nothing without a block).
+class LibraryCall {
+ public:
+  LibraryCall() noexcept : thread_(t_replay) {
+    if (thread_) ++thread_->nested;
+  }
+  ~LibraryCall() {
+    if (thread_) --thread_->nested;
+  }
+  LibraryCall(const LibraryCall&) = delete;
+  LibraryCall& operator=(const LibraryCall&) = delete;
+
+ private:
+  ReplayThread* thread_;
+};
 
 }  // namespace cudnn_fastpath::shim

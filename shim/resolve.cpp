@@ -27,6 +27,9 @@ constexpr const char* kCudnnSonames[] = {"libcudnn.so.9", "libcudnn.so.8", "libc
 constexpr const char* kCudartSonames[] = {"libcudart.so.13", "libcudart.so.12",
                                           "libcudart.so.11.0", "libcudart.so", nullptr};
 constexpr const char* kCudaSonames[] = {"libcuda.so.1", "libcuda.so", nullptr};
+constexpr const char* kCublasLtSonames[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11", "libcublasLt.so",
+                                            nullptr};
+constexpr const char* kCublasSonames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so", nullptr};
 
 // Indexed by Library.
 const LibrarySpec kLibraries[] = {
@@ -34,6 +37,9 @@ const LibrarySpec kLibraries[] = {
     {"the CUDA runtime", "cudaStreamDestroy", kCudartSonames, "libcudart", "CUDNN_FASTPATH_CUDART"},
     // "libcuda." and not "libcuda": libcudart and libcudnn start with that too.
     {"the CUDA driver", "cuStreamDestroy_v2", kCudaSonames, "libcuda.", nullptr},
+    {"cuBLASLt", "cublasLtMatmul", kCublasLtSonames, "libcublasLt", nullptr},
+    // "libcublas." and not "libcublas": libcublasLt starts with that too.
+    {"cuBLAS", "cublasCreate_v2", kCublasSonames, "libcublas.", nullptr},
 };
 constexpr int kLibraryCount = static_cast<int>(Library::kCount);
 static_assert(sizeof kLibraries / sizeof kLibraries[0] == kLibraryCount, "one spec per library");
@@ -49,6 +55,8 @@ const Binding kNotFound[kLibraryCount] = {
     {RealSymbols{}, Library::kCudnn, FoundBy::kNotFound, 0, ""},
     {RealSymbols{}, Library::kCudart, FoundBy::kNotFound, 0, ""},
     {RealSymbols{}, Library::kCuda, FoundBy::kNotFound, 0, ""},
+    {RealSymbols{}, Library::kCublasLt, FoundBy::kNotFound, 0, ""},
+    {RealSymbols{}, Library::kCublas, FoundBy::kNotFound, 0, ""},
 };
 
 // One message of each kind per library, whichever caller meets the problem first. Relaxed: the

@@ -1,0 +1,148 @@
+// AnswerCache: what a library answered a pure query with (cuBLASLt's matmul heuristic), by the
+// query's every byte (a ReplayKey), lock-free, fixed size.
+//
+// Sets x Ways entries; the key's hash picks a set and a 32-bit tag filters its entries. Each
+// entry is a seqlock: a writer claims it by moving `sequence` from even to odd (a CAS: one writer
+// at a time), writes the key and the answer, and makes it even again (release); a reader copies
+// the answer between two reads of `sequence` and keeps it only if both were the same even value
+// and the key it compared was the one it wanted. Nothing is leased: an answer is copied out, so
+// an entry can be rewritten at any time. Insertion takes a free entry, else the clock's next one
+// not used since the hand last passed it; `used` says whether an evicted answer was ever given
+// (an answer evicted unused is a waste to replay/admission.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace cudnn_fastpath::replay {
+
+template <typename Key, std::size_t ValueWords, std::size_t Sets, std::size_t Ways>
+class AnswerCache {
+  static_assert(Sets >= 1 && (Sets & (Sets - 1)) == 0, "Sets must be a power of two");
+
+ public:
+  struct Answer {
+    std::uint32_t length = 0;
+    std::uint64_t words[ValueWords];  // uninitialised on purpose: `length` of them are written
+  };
+
+  // The answer cached for `key` (complete), if there is one.
+  bool find(const Key& key, Answer& out) noexcept {
+    const std::uint64_t hash = key.hash();
+    const std::uint32_t tag = tag_of(hash);
+    const std::size_t first = set_of(hash) * Ways;
+    for (std::size_t i = first; i < first + Ways; ++i) {
+      Entry& e = entries_[i];
+      // Relaxed: a filter only; the sequence decides.
+      if (e.tag.load(std::memory_order_relaxed) != tag) continue;
+      // Acquire: pairs with the writer's release, so the words read below are at least as new.
+      const std::uint32_t before = e.sequence.load(std::memory_order_acquire);
+      if (before & 1) continue;
+      if (!matches(e, key)) continue;
+      const std::uint32_t length = e.value_length.load(std::memory_order_relaxed);
+      if (length > ValueWords) continue;
+      for (std::uint32_t k = 0; k < length; ++k) out.words[k] = e.value[k].load(std::memory_order_relaxed);
+      out.length = length;
+      // Acquire: the copies above come before the second look at the sequence.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (e.sequence.load(std::memory_order_relaxed) != before) continue;
+      // Relaxed: hints for the clock and the admission rule.
+      if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
+      if (!e.used.load(std::memory_order_relaxed)) e.used.store(1, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
+  // What an insert did: `stored` unless every candidate was being written; `evicted` when it
+  // replaced another answer, `evicted_used` when that one had been given at least once.
+  struct Stored {
+    bool stored = false, evicted = false, evicted_used = false;
+  };
+
+  Stored insert(const Key& key, const Answer& answer) noexcept {
+    Stored result;
+    if (answer.length > ValueWords || key.length > Key::kMaxWords) return result;
+    const std::uint64_t hash = key.hash();
+    const std::size_t set = set_of(hash);
+    const std::size_t first = set * Ways;
+    Entry* chosen = nullptr;
+    std::uint32_t sequence = 0;
+    for (std::size_t i = first; i < first + Ways && chosen == nullptr; ++i)
+      if (entries_[i].tag.load(std::memory_order_relaxed) == 0 && claim(entries_[i], sequence)) chosen = &entries_[i];
+    for (std::size_t step = 0; step < 2 * Ways && chosen == nullptr; ++step) {
+      // Relaxed: the hand only spreads the choice.
+      Entry& e = entries_[first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways];
+      if (e.recently_used.exchange(0, std::memory_order_relaxed)) continue;
+      if (claim(e, sequence)) chosen = &e;
+    }
+    if (chosen == nullptr) return result;
+    Entry& e = *chosen;
+    result.stored = true;
+    result.evicted = e.tag.load(std::memory_order_relaxed) != 0;
+    result.evicted_used = result.evicted && e.used.load(std::memory_order_relaxed);
+    e.key_length.store(key.length, std::memory_order_relaxed);
+    for (std::uint32_t k = 0; k < key.length; ++k) e.key[k].store(key.words[k], std::memory_order_relaxed);
+    e.value_length.store(answer.length, std::memory_order_relaxed);
+    for (std::uint32_t k = 0; k < answer.length; ++k) e.value[k].store(answer.words[k], std::memory_order_relaxed);
+    e.used.store(0, std::memory_order_relaxed);
+    e.recently_used.store(1, std::memory_order_relaxed);
+    e.tag.store(tag_of(hash), std::memory_order_relaxed);
+    // Release: a reader that sees the even sequence sees everything above.
+    e.sequence.store(sequence + 2, std::memory_order_release);
+    return result;
+  }
+
+  // Forgets every answer whose key `matches` (a predicate on the key's words: (words, length)).
+  template <typename Match>
+  void forget_if(Match&& matches) noexcept {
+    for (Entry& e : entries_) {
+      if (e.tag.load(std::memory_order_relaxed) == 0) continue;
+      std::uint32_t sequence = 0;
+      if (!claim(e, sequence)) continue;  // being written: its writer owns it
+      std::uint64_t words[Key::kMaxWords];
+      const std::uint32_t length = e.key_length.load(std::memory_order_relaxed);
+      for (std::uint32_t k = 0; k < length && k < Key::kMaxWords; ++k) words[k] = e.key[k].load(std::memory_order_relaxed);
+      if (matches(static_cast<const std::uint64_t*>(words), length)) e.tag.store(0, std::memory_order_relaxed);
+      e.sequence.store(sequence + 2, std::memory_order_release);  // as in insert()
+    }
+  }
+
+  // In a forked child: every answer stays valid (a heuristic's answer is the library's, not its
+  // state's), so nothing is dropped; a claim a dead thread held would stay odd forever, and such an
+  // entry is simply never used again.
+
+ private:
+  struct alignas(64) Entry {
+    std::atomic<std::uint32_t> sequence{0};  // odd while written
+    std::atomic<std::uint32_t> tag{0};       // 0: free
+    std::atomic<std::uint32_t> key_length{0};
+    std::atomic<std::uint32_t> value_length{0};
+    std::atomic<std::uint8_t> used{0}, recently_used{0};
+    std::atomic<std::uint64_t> key[Key::kMaxWords]{};
+    std::atomic<std::uint64_t> value[ValueWords]{};
+  };
+
+  static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
+  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
+
+  static bool matches(const Entry& e, const Key& k) noexcept {
+    if (e.key_length.load(std::memory_order_relaxed) != k.length) return false;
+    for (std::uint32_t i = 0; i < k.length; ++i)
+      if (e.key[i].load(std::memory_order_relaxed) != k.words[i]) return false;
+    return true;
+  }
+
+  // acq_rel: acquire orders this writer after the last one's release; release is the claim's.
+  static bool claim(Entry& e, std::uint32_t& sequence) noexcept {
+    sequence = e.sequence.load(std::memory_order_relaxed);
+    return !(sequence & 1) &&
+           e.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+  }
+
+  Entry entries_[Sets * Ways]{};
+  std::atomic<std::uint32_t> hands_[Sets]{};
+};
+
+}  // namespace cudnn_fastpath::replay

@@ -1,0 +1,148 @@
+// The calls that make, set and destroy what the shim records of a library's objects (legacy cuDNN
+// descriptors: legacy_descriptors.cpp; cuBLASLt descriptors and cuBLAS handles: blas_records.cpp),
+// one template per action over a DescriptorRegistry (replay/descriptor_registry.h).
+//
+// Every call reaches the library as it came; what the program's own calls made of the object is
+// recorded. A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
+// their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's captures, is not
+// recorded: the registry forgets the address instead, which may have been a program's. A set the
+// library refuses leaves the record unknown.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "shim/callers.h"
+#include "shim/counters.h"
+#include "shim/dispatch.h"
+#include "shim/process.h"
+#include "shim/replay_thread.h"
+
+namespace cudnn_fastpath::shim {
+
+// The type of the real function a member of RealSymbols holds.
+template <auto kReal>
+using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kReal)>;
+
+// Whether this call is the program's own: not a library's calling itself, and not made inside one
+// of the shim's captures.
+inline bool programs_own(const void* caller) noexcept {
+  if (inside_library_call()) return false;
+  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
+  return c == nullptr || !c->in_library.load(std::memory_order_relaxed);
+}
+
+// The actions, over `registry` (a Registry) of the objects of `library`, whose calls return Status
+// (`missing` for a library without the function). The entry tables name an action, a kind and a
+// recorder: `bool recorder(Words&, bool known, the call's other arguments...)` for a set or an
+// init (whether the record is known after it), `bool defaults(Words&)` for a create (null: unknown
+// until set), `void hook(object)` for a destroy (null: none), run before the real destroy.
+template <typename Registry, Registry& registry, Library library, typename Status, Status missing>
+struct RecordedCalls {
+  using Words = std::uint64_t[Registry::kWords];
+
+  // What every call does first: a follower passes it to the leading copy (or, when that copy is
+  // older than these entries, to the library), a caller without the library gets its error.
+  // Returns whether the call is done, with its status.
+  template <auto kReal, std::size_t kOffset, auto kLeader, typename... Args>
+  static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, Args... args) {
+    real = binding_for(library, caller).real.*kReal;
+    if (m & mode::kFollower) {
+      const DispatchV1& lead = leader();
+      status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
+      return true;
+    }
+    if (real == nullptr) {
+      status = missing;
+      return true;
+    }
+    if (m & mode::kDisabled) {
+      status = real(args...);
+      return true;
+    }
+    return false;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object,
+            typename... Rest>
+  static Status created(const void* caller, Object* object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    note_cudnn_call();
+    status = real(object, rest...);
+    if (status != 0 || object == nullptr) return status;
+    if (!programs_own(caller)) {
+      registry.forget(*object);
+    } else if constexpr (kDefaults != nullptr) {
+      Words words;
+      const bool known = kDefaults(words, rest...);
+      registry.created(*object, kKind, words, known);  // no room: unknown, as if made around the shim
+    } else {
+      registry.created(*object, kKind, nullptr, false);
+    }
+    return status;
+  }
+
+  // An object made in the caller's own memory (cuBLASLt's ..._Init_internal): a create at that
+  // address, recorded as the recorder says.
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
+            typename... Rest>
+  static Status initialized(const void* caller, Object object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    note_cudnn_call();
+    status = real(object, rest...);
+    if (!programs_own(caller) || status != 0) {
+      registry.forget(object);
+      return status;
+    }
+    Words words{};
+    const bool known = kRecord(words, false, rest...);
+    registry.created(object, kKind, words, known);
+    return status;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
+            typename... Rest>
+  static Status set(const void* caller, Object object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    status = real(object, rest...);
+    if (!programs_own(caller)) {
+      registry.forget(object);
+    } else if (status != 0) {
+      registry.unknown(object);
+    } else {
+      registry.write(object, kKind, [&](std::atomic<std::uint64_t>* into, bool known) {
+        Words words;
+        for (std::size_t i = 0; i < Registry::kWords; ++i) words[i] = into[i].load(std::memory_order_relaxed);
+        const bool now = kRecord(words, known, rest...);
+        for (std::size_t i = 0; i < Registry::kWords; ++i) into[i].store(words[i], std::memory_order_relaxed);
+        return now;
+      });
+    }
+    return status;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t, auto kHook, typename Object>
+  static Status destroyed(const void* caller, Object object) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object)) return status;
+    registry.forget(object);  // before the address can come back
+    if constexpr (kHook != nullptr) kHook(object);
+    return real(object);
+  }
+};
+
+}  // namespace cudnn_fastpath::shim
