@@ -43,6 +43,9 @@ WORKLOADS = {
                                  f"{SHAPES_PER_ITERATION} per iteration: more than the caches hold (misses)"},
     "conv_bn16_big": {"timed": 2, "warmup": WARMUP, "drop": True,
                       "what": f"conv_bn16_fp32 at batch {BIG_BATCH}: the GPU sets the pace, wall time is the measure"},
+    "bn16_train": {"timed": 2, "warmup": WARMUP, "drop": True,
+                   "what": "16 BatchNorm2d+ReLU alone, a training step (input with a gradient, sum backward), fp32, "
+                           "1x32x32x32: the legacy batch-norm calls and little else"},
     # The backend path's workloads (issues 17 and 19), as before.
     "eval16": {"timed": 2, "warmup": WARMUP,
                "what": "one forward of the 16-layer conv+bn+ReLU network of workload.py, batch 1, 32x32, eval"},
@@ -103,6 +106,19 @@ def make_workload(name, device):
             loss.backward()
             optimizer.step()
             return loss.detach(), first.grad
+        return step, stack
+    if name == "bn16_train":
+        models.deterministic()
+        net = models.bn_stack(device).train()
+        x = models.images(1, 1, device, channels=models.WIDTH)[0].requires_grad_(True)
+
+        def step():
+            x.grad = None
+            for p in net.parameters():
+                p.grad = None
+            out = net(x)
+            out.sum().backward()
+            return out.detach(), x.grad
         return step, stack
     if name in ("stack_bias", "stack_nobias"):
         model = models.transformer(device, bias=name == "stack_bias").eval()
