@@ -1,8 +1,8 @@
 """The last step of scripts/gpu-check: one results file, one markdown table, the table printed.
 
     python3 summarize.py --out DIR [--machine KEY=VALUE ...] [--step NAME=STATUS ...]
-                         [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--torchrun JSON] [--ab JSON]
-                         [--dlsym STEP=JSON ...]
+                         [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--check PART=JSON ...]
+                         [--torchrun JSON] [--ab JSON] [--per-call JSON] [--dlsym STEP=JSON ...]
 
 Every input is optional: whatever ran is reported, whatever did not is said so. Standard library only.
 """
@@ -86,17 +86,26 @@ def timing_table(timing):
 
 
 def ab_verdict(ab, status):
-    """One line for the steps table: the A/B's targets (CPU time, both features on)."""
+    """One line for the steps table: each workload's CPU-time gain (wall time where that is its
+    measure), with the target where it has one."""
     if not ab:
         return status or "did not run"
     if ab.get("error"):
         return f"{status or 'FAILED'}: {ab['error']}"
     parts = []
     for row in ab.get("rows", []):
+        if row["metric"] != "cpu" and "floor_percent" not in row:
+            continue
+        if "gain_percent" not in row:
+            parts.append(f"{row['workload']} {row['condition']} {row['metric']}: no data")
+            continue
+        text = (f"{row['workload']} {row['condition']}{'' if row['metric'] == 'cpu' else ' ' + row['metric']} "
+                f"{row['gain_percent']:+.2f}% [{row['ci_low_percent']:+.2f}, {row['ci_high_percent']:+.2f}]")
         if "target_percent" in row:
-            parts.append(f"{row['workload']} {row['condition']} {row.get('gain_percent', float('nan')):+.2f}% "
-                         f"[{row.get('ci_low_percent', float('nan')):+.2f}, {row.get('ci_high_percent', float('nan')):+.2f}] "
-                         f"(target {row['target_percent']:g}%: {'PASS' if row['target_passed'] else 'FAIL'})")
+            text += f" (target {row['target_percent']:g}%: {'PASS' if row['target_passed'] else 'FAIL'})"
+        if "floor_percent" in row:
+            text += f" (not slower: {'PASS' if row['floor_passed'] else 'FAIL'})"
+        parts.append(text)
     missing = [name for name, w in ab.get("workloads", {}).items() if w.get("error")]
     if missing:
         parts.append("not measured: " + ", ".join(missing))
@@ -135,8 +144,11 @@ def main():
     parser.add_argument("--ctest", action="append", default=[], help="NAME=LOG")
     parser.add_argument("--bench")
     parser.add_argument("--pytorch")
+    parser.add_argument("--check", action="append", default=[],
+                        help="PART=JSON: check.py --part PART's --json (graphs, legacy)")
     parser.add_argument("--torchrun")
     parser.add_argument("--ab", help="gpu/pytorch/ab.py's --json")
+    parser.add_argument("--per-call", help="gpu/pytorch/per_call.py's --json")
     parser.add_argument("--dlsym", action="append", default=[], help="STEP=JSON: a gpu/dlsym A/B's --json")
     args = parser.parse_args()
 
@@ -144,7 +156,8 @@ def main():
     steps = dict(item.split("=", 1) for item in args.step)
     ctest = {name: ctest_summary(log) for name, log in (item.split("=", 1) for item in args.ctest)}
     bench, pytorch, torchrun = read_json(args.bench), read_json(args.pytorch), read_json(args.torchrun)
-    ab = read_json(args.ab)
+    ab, per_call = read_json(args.ab), read_json(args.per_call)
+    parts = {part: read_json(path) or {} for part, path in (item.split("=", 1) for item in args.check)}
     dlsym = {step: read_json(path) for step, path in (item.split("=", 1) for item in args.dlsym)}
     if pytorch and pytorch.get("versions"):
         machine.update({f"{k} (PyTorch)": v for k, v in pytorch["versions"].items() if v})
@@ -160,11 +173,26 @@ def main():
     rows.append(("PyTorch checks", f"{len(judged) - len(failed_checks)} of {len(judged)} passed" if checks
                  else steps.get("pytorch", "did not run")))
     rows += [(f"  FAILED: {c['check']}", c["detail"]) for c in failed_checks]
+    for part, report in parts.items():
+        part_checks = report.get("checks", [])
+        part_judged = [c for c in part_checks if c["passed"] is not None]
+        part_failed = [c for c in part_checks if c["passed"] is False]
+        failed_checks = failed_checks + part_failed
+        rows.append((f"PyTorch checks ({part})", f"{len(part_judged) - len(part_failed)} of {len(part_judged)} passed, "
+                     f"{len(part_checks) - len(part_judged)} informational" if part_checks
+                     else report.get("error") or "no checks (did it run?)"))
+        rows += [(f"  FAILED: {c['check']}", c["detail"]) for c in part_failed]
     rows.append(("cudnnSetStream benchmark", steps.get("bench", "?")))
     for name in ("demo", "frontend bench", "frontend bench under the shim"):
         if name in steps:
             rows.append((name, steps[name]))
-    rows.append(("in-process A/B (CPU time, both features)", ab_verdict(ab, steps.get("ab"))))
+    rows.append(("in-process A/B (gain per workload, CPU time)", ab_verdict(ab, steps.get("ab"))))
+    if per_call or "per_call" in steps:
+        rows.append(("host time per call (per_call)", steps.get("per_call", "?")
+                     + ("" if not per_call or per_call.get("graph_launch_ns") is None
+                        else f"; a graph launch {per_call['graph_launch_ns']} ns")))
+    if "legacy_cpp" in steps:
+        rows.append(("legacy cuDNN program (legacy_cpp)", steps["legacy_cpp"]))
     for step in ("jax", "frontend_py"):
         if step in dlsym or step in steps:
             title = ((dlsym.get(step) or {}).get("title") or step).split(":")[0]
@@ -181,10 +209,17 @@ def main():
         md += ["", "## PyTorch checks", "", "| check | result | detail |", "| --- | --- | --- |"]
         md += [f"| {c['check']} | {({True: 'pass', False: 'FAIL', None: 'info'})[c['passed']]} | {c['detail']} |"
                for c in checks]
+    for part, report in parts.items():
+        if report.get("checks"):
+            md += ["", f"## PyTorch checks ({part})", "", "| check | result | detail |", "| --- | --- | --- |"]
+            md += [f"| {c['check']} | {({True: 'pass', False: 'FAIL', None: 'info'})[c['passed']]} | {c['detail']} |"
+                   for c in report["checks"]]
     md += ["", "## cudnnSetStream cost", ""] + bench_table(bench)
     md += ["", "## PyTorch per-iteration time, process against process", ""] + timing_table((pytorch or {}).get("timing"))
     ab_markdown = (ab or {}).get("markdown") or "## In-process A/B\n\n(did not run)\n"
     md += [""] + ab_markdown.rstrip("\n").splitlines()
+    if per_call and per_call.get("markdown"):
+        md += [""] + per_call["markdown"].rstrip("\n").splitlines()
     for report in dlsym.values():
         if report and report.get("markdown"):
             md += [""] + report["markdown"].rstrip("\n").splitlines()
@@ -206,7 +241,10 @@ def main():
                          and not (torchrun and torchrun.get("failures")))
     (out / "results.json").write_text(json.dumps(
         {"passed": everything_passed, "machine": machine, "steps": steps, "ctest": ctest,
-         "bench": bench, "pytorch": pytorch, "torchrun": torchrun, "ab": without_raw_pairs(ab),
+         "bench": bench, "pytorch": pytorch, "checks": parts, "torchrun": torchrun, "ab": without_raw_pairs(ab),
+         "per_call": {k: v for k, v in (per_call or {}).items() if k != "workloads"} | {
+             "workloads": {n: {k: v for k, v in w.items() if k != "raw"}
+                           for n, w in (per_call or {}).get("workloads", {}).items()}} if per_call else None,
          "dlsym": {step: dlsym_without_raw_pairs(report) for step, report in dlsym.items()}}, indent=2))
 
     # The short table, printed last.

@@ -32,7 +32,6 @@ found no GPU.
 """
 import argparse
 import contextlib
-import ctypes
 import gc
 import glob
 import hashlib
@@ -54,8 +53,11 @@ sys.path[:0] = [str(GPU), str(GPU / "pytorch")]
 import ab  # noqa: E402  the feature bits, GRAPH_WARMUP, load_switch, shim_mapped
 import check  # noqa: E402  how a program runs under the shim (UNDER_SHIM) and the clean environment
 from abstats import paired_summary, table_lines, us  # noqa: E402
+from shimstats import ShimCounters  # noqa: E402  the shim's counters read in the process
 
-SET_STREAM, PACKS, GRAPHS, ALL = ab.SET_STREAM, ab.PACKS, ab.GRAPHS, ab.ALL
+# Every feature of the backend path these programs take (7): legacy cuDNN and cuBLAS replay are
+# PyTorch's workloads' (gpu/pytorch/ab.py); --conditions 31 asks for those too.
+SET_STREAM, PACKS, GRAPHS, ALL = ab.SET_STREAM, ab.PACKS, ab.GRAPHS, ab.BACKEND_ALL
 CONDITION_NAMES = ab.CONDITION_NAMES
 # A block with graph replay on warms up this many calls: each op runs directly twice and is
 # captured at its third execute, twice over when its pointers alternate between two sets.
@@ -468,36 +470,6 @@ def parent(program, args):
 
 # ------------------------------------------------------------------------------------------------
 # Child mode (called by the program once it has made its workloads)
-
-class ShimCounters:
-    """The shim's counters read from inside the process (`cudnn_fastpath_stats`, docs/statistics.md)."""
-
-    def __init__(self, function, struct, names):
-        self.function, self.struct, self.names = function, struct, names
-
-    @classmethod
-    def find(cls):
-        """None when the process has no shim, or a shim without the function."""
-        process = ctypes.CDLL(None)
-        try:
-            fields, function = process.cudnn_fastpath_stats_fields, process.cudnn_fastpath_stats
-        except AttributeError:
-            return None
-        fields.restype, fields.argtypes = ctypes.c_char_p, []
-        names = fields().decode().split()
-        struct = type("CudnnFastpathStats", (ctypes.Structure,),
-                      {"_fields_": [("size", ctypes.c_uint32), ("counting", ctypes.c_uint32)]
-                       + [(n, ctypes.c_uint64) for n in names]})
-        function.restype, function.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
-        return cls(function, struct, names)
-
-    def read(self):
-        """{name: count}, or None when the shim refused or does not count (no statistics asked)."""
-        value = self.struct()
-        if self.function(ctypes.byref(value), ctypes.sizeof(value)) != 0 or not value.counting:
-            return None
-        return {n: getattr(value, n) for n in self.names}
-
 
 class Unavailable(Exception):
     """Raised by a program's make(): it cannot run here (no GPU: EXIT_NO_GPU; a package missing: 1)."""

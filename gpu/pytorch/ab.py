@@ -1,22 +1,26 @@
 """In-process A/B of the shim's features: one process per workload, the shim toggled between blocks.
 
     python3 ab.py [--shim LIB] [--work DIR] [--json FILE] [--markdown FILE] [--seconds S]
-                  [--pairs N] [--workloads sdpa,eval16,...] [--conditions 1,2,3,7] [--seed N]
+                  [--pairs N] [--workloads conv_bn16_fp32,stack_bias,...] [--conditions 31] [--seed N]
                   [--resamples N]
+    python3 ab.py --from-json ab.json [--json FILE] [--markdown FILE]     # analyse a report again
 
 Parent mode (the default; standard library only, no torch): for each workload, runs this program
 again as a child under scripts/cudnn-fastpath with a statistics file of its own, then reports, for
-each condition (set-stream skip only = 1, pack cache only = 2, both = 3, both and graph replay =
-7) against the shim forwarding everything (0): the median per-iteration time of the off blocks, the median and the mean
-paired gain, a bootstrap 95% confidence interval of the mean gain and the gain in percent: the one
-measure of what the shim saves (the shim itself measures no time; its statistics file gives exact
-counts, quoted beside the table). --json gets everything, --markdown the table, which is also
-printed last. Exit status: 0 if every workload ran (the targets never
-change it), 2 if the shim or its switch is missing, 1 otherwise.
+each condition (every feature on = 31 by default; also set-stream skip only = 1, pack cache only =
+2, both = 3, both and graph replay = 7, and legacy cuDNN replay = 15 or cuBLAS replay = 23 on top
+of 7) against the shim forwarding everything (0): the median per-iteration time of the off blocks,
+the median and the mean paired gain, a bootstrap 95% confidence interval of the mean gain and the
+gain in percent (the one measure of what the shim saves: the shim itself measures no time), then
+the mean time per iteration off and on, the saving, the ops the shim replayed per iteration (its
+counters read around each timed block) and the saving per replayed op. --json gets everything,
+--markdown the tables, which are also printed last. Exit status: 0 if every workload ran (the
+targets never change it), 2 if the shim or its switch is missing, 1 otherwise.
 
 Child mode (--child WORKLOAD; under the launcher; imports torch): finds cudnn_fastpath_set_features
 in the process, runs rounds of paired blocks until --pairs rounds or --deadline, and writes the raw
-blocks to --result. docs/ab-method.md says why it is built this way and how to rerun it by hand.
+blocks to --result. docs/ab-method.md says why it is built this way and how to rerun it by hand;
+ab_workloads.py holds the workloads, ab_report.py the analysis.
 """
 import argparse
 import contextlib
@@ -38,134 +42,28 @@ REPO = HERE.parents[1]
 LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
 sys.path.insert(0, str(HERE.parent))
-from abstats import bootstrap_mean_ci, paired_summary, percentile, table_lines, us  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
+from abstats import bootstrap_mean_ci, percentile  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
+from shimstats import ShimCounters, delta, launches  # noqa: E402
 
-# The shim's feature bits (cudnn_fastpath_set_features) and the conditions compared.
-SET_STREAM, PACKS, GRAPHS = 1, 2, 4
-ALL = SET_STREAM | PACKS | GRAPHS
+sys.path.insert(0, str(HERE))
+from ab_report import METRICS, analyse_workload, markdown  # noqa: E402
+from ab_workloads import DEFAULT_WORKLOADS, FLOORS, TARGETS, WARMUP, WORKLOADS  # noqa: E402,F401
+
+# The shim's feature bits (cudnn_fastpath_set_features, shim_control.h) and the conditions compared.
+SET_STREAM, PACKS, GRAPHS, LEGACY, CUBLAS = 1, 2, 4, 8, 16
+BACKEND_ALL = SET_STREAM | PACKS | GRAPHS  # the backend path's features (the dlsym A/Bs)
+ALL = BACKEND_ALL | LEGACY | CUBLAS  # every feature on
+REPLAYS = GRAPHS | LEGACY | CUBLAS
 CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREAM | PACKS: "both",
-                   ALL: "graphs"}  # graphs: both, and steady executes replayed as CUDA graphs
-ON_CONDITIONS = (SET_STREAM, PACKS, SET_STREAM | PACKS, ALL)  # each paired with 0 (--conditions picks)
+                   BACKEND_ALL: "graphs",  # graphs: both, and steady executes replayed as CUDA graphs
+                   BACKEND_ALL | LEGACY: "legacy", BACKEND_ALL | CUBLAS: "cublas", ALL: "all"}
+ON_CONDITIONS = (ALL,)  # each paired with 0 (--conditions picks others)
+GRAPH_WARMUP = WARMUP  # gpu/dlsym/harness.py warms up this many calls per block
 
-SDPA_CALLS = 16  # cuDNN SDPA forward calls per sdpa iteration
-# Warm-up iterations of a block with graph replay on. An op whose pointers alternate between two
-# sets from one iteration to the next (a tensor the program still holds from the iteration before,
-# as the A/B does with its output) is two triples, each run directly twice and captured at its third
-# execute: six iterations. Three left half of eval16's convolutions on the H200 (2026-12-01) with a
-# capture or a direct execute inside the timed iterations.
-GRAPH_WARMUP = 8
-# K timed iterations per block, after one warm-up iteration that absorbs the switch (the first
-# cudnnSetStream after switching skipping on reaches cuDNN). Short blocks: the host's speed drifts
-# slowly on these machines (blocks of 8 paired 80% correlated on the H200), so the closer the two
-# blocks of a pair, the more of that drift the difference cancels, and the more pairs fit in the
-# time. 2 x ~50 launches (eval16) or 2 x 16 calls (sdpa) stay well inside the GPU's launch queue.
-WORKLOADS = {
-    "eval16": {"timed": 2, "warmup": 1,
-               "what": "one forward of the 16-layer conv+bn+ReLU network of workload.py, batch 1, 32x32, eval"},
-    "sdpa": {"timed": 2, "warmup": 1,
-             "what": f"{SDPA_CALLS} cuDNN SDPA forward calls, bf16 1x8x128x64, not causal"},
-    # Graph replay's workloads (issue 19). Training steps change nothing between iterations
-    # (learning rate 0) but are not compared with a reference: cuDNN's backward may differ run to run.
-    "train16": {"timed": 2, "warmup": 1, "compare": False,
-                "what": "one training step of the 16-layer network, fp32, batch 2 (forward, backward, SGD with lr 0)"},
-    "sdpa_train": {"timed": 2, "warmup": 1, "compare": False,
-                   "what": "cuDNN SDPA forward and backward, bf16 1x8x128x64, not causal"},
-    "eval16_half": {"timed": 2, "warmup": 1,
-                    "what": "eval16 in fp16, channels-last (the issue's prototype measured this layout)"},
-    "eval16_big": {"timed": 2, "warmup": 1,
-                   "what": f"one forward of the 16-layer network, batch {256}, 32x32, eval: the GPU is the bottleneck"},
-}
-BIG_BATCH = 256
-# The issue's targets: percent faster (mean paired CPU-time gain over the mean off time) with the
-# features on, and the 95% interval above zero. Reported, never turned into an exit status.
-TARGETS = {("eval16", SET_STREAM | PACKS): 1.5, ("sdpa", SET_STREAM | PACKS): 3.0,
-           ("eval16", ALL): 10.0, ("train16", ALL): 8.0, ("sdpa", ALL): 15.0}
-# Not slower: the 95% interval's lower end, in percent of the off time, at least this.
-FLOORS = {("sdpa_train", ALL, "cpu"): -1.0, ("sdpa_train", ALL, "wall"): -1.0, ("eval16_big", ALL, "wall"): -1.0}
-METRICS = {"cpu": "main-thread CPU time of the enqueue", "wall": "wall time, synchronize included"}
 MIN_ROUNDS = 10  # rounds run even past the deadline: fewer pairs say nothing
 PROGRESS_S = 10  # a progress line at least this often (and every tenth of the rounds)
 BOOTSTRAP_NS_PER_DRAW = 80  # pure-Python resampling cost, kept out of the children's time budget
 STARTUP_GRACE_S = 90  # a child's start (torch, CUDA, cuDNN plans) and minimum rounds, past its deadline
-
-
-# ------------------------------------------------------------------------------------------------
-# Statistics (pure Python, used by the parent): gpu/abstats.py, shared with the dlsym A/Bs
-
-def analyse_condition(workload, condition, metric, pairs, seed, resamples):
-    """One row of the table: the pairs of one workload and condition, one metric."""
-    key = f"{metric}_ns"
-    off = [p["off"][key] for p in pairs]
-    on = [p["on"][key] for p in pairs]
-    row = {"workload": workload, "condition": CONDITION_NAMES[condition], "features": condition,
-           "metric": metric, "pairs": len(pairs),
-           # Blocks where the shim did not report the features asked for (see the child's switch).
-           "features_not_as_asked": sum(p["off"]["in_effect"] != 0 or p["on"]["in_effect"] != condition
-                                        for p in pairs)}
-    # Per iteration, gain = off - on (positive: faster with the feature); nothing more without pairs.
-    row.update(paired_summary(off, on, resamples, seed=f"{seed}/{workload}/{condition}/{metric}"))
-    return row
-
-
-def analyse_workload(name, child, seed, resamples):
-    rows = []
-    for condition in child.get("conditions", ON_CONDITIONS):
-        pairs = [p for p in child.get("pairs", []) if p["condition"] == condition]
-        for metric in METRICS:
-            row = analyse_condition(name, condition, metric, pairs, seed, resamples)
-            floor = FLOORS.get((name, condition, metric))
-            if floor is not None:
-                row["floor_percent"] = floor
-                row["floor_passed"] = "ci_low_percent" in row and row["ci_low_percent"] >= floor
-            if metric == "cpu":
-                target = TARGETS.get((name, condition))
-                if target is not None:
-                    row["target_percent"] = target
-                    row["target_passed"] = ("gain_percent" in row and row["gain_percent"] >= target
-                                            and row["ci_low_ns"] > 0)
-            rows.append(row)
-    return rows
-
-
-# ------------------------------------------------------------------------------------------------
-# The report
-
-
-
-def markdown(report):
-    lines = ["## In-process A/B (gpu/pytorch/ab.py)", "",
-             "One process per workload under the launcher. Each condition's block is paired with a block "
-             "with every feature off (`cudnn_fastpath_set_features(0)`), order alternating from pair to pair; "
-             "a block is a few warm-up iterations, then K timed iterations and one synchronize. "
-             "Gain = off - on per iteration (positive: faster with the feature); the interval is a bootstrap "
-             f"95% interval of the mean gain ({report['resamples']} resamples); percent = mean gain / mean off.", ""]
-    lines += table_lines(report["rows"], "iter")
-    lines.append("")
-    for name, w in report["workloads"].items():
-        if w.get("error"):
-            lines.append(f"- {name}: NOT MEASURED: {w['error']}")
-            continue
-        stats = w.get("stats") or {}
-        lines.append(
-            f"- {name} ({w['what']}): {w['rounds']} pairs per condition (asked {w['pairs_asked']}"
-            f"{', stopped by the time budget' if w['stopped_by_deadline'] else ''}), K={w['timed']}, "
-            f"warm-up {w['warmup']}, {w['measure_seconds']:.0f} s; iterations with set-stream on: "
-            f"{w['iterations_with']['set_stream']}, with packs on: {w['iterations_with']['packs']}, with graphs on: "
-            f"{w['iterations_with'].get('graphs', 0)}; outputs "
-            + ("not compared (training)" if w.get("compared") is False
-               else "identical in every block" if w["blocks_with_other_output"] == 0
-               else f"DIFFERED from the reference in {w['blocks_with_other_output']} blocks")
-            + (f". Shim's counts: cudnnSetStream skipped={stats.get('skipped')}, forwarded={stats.get('forwarded')}; "
-               f"variant packs proxied={stats.get('packs_proxied')}, cache hits={stats.get('pack_hits')}, "
-               f"built={stats.get('pack_misses')}, evicted={stats.get('pack_evictions')}, "
-               f"materialized={stats.get('packs_materialized')}; graph replay captured={stats.get('graphs_captured')}, "
-               f"launches={stats.get('graph_launches')}, direct={stats.get('direct_executes')}, refused: "
-               f"capturing={stats.get('graph_refusals_capturing')}, host pointer={stats.get('graph_refusals_host_pointer')}, "
-               f"context={stats.get('graph_refusals_context')}, churn={stats.get('graph_refusals_churn')}, "
-               f"failed={stats.get('graph_refusals_failed')}, full={stats.get('graph_refusals_full')}, "
-               f"evicted={stats.get('graph_evictions')}."
-               if stats else ". Shim: NO STATISTICS FILE (it writes one at exit, in a process that called cuDNN)."))
-    return "\n".join(lines) + "\n"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -216,27 +114,42 @@ def run_child(name, args, shim, work, deadline, hard_limit):
     return child, read_stats(stats_pattern)
 
 
+def parse_conditions(text):
+    conditions = tuple(int(c) for c in text.split(",") if c)
+    unknown = [c for c in conditions if c not in CONDITION_NAMES or c == 0]
+    if unknown or not conditions:
+        raise SystemExit(f"ab: --conditions takes masks of {', '.join(str(c) for c in CONDITION_NAMES if c)}")
+    return conditions
+
+
+def new_report(args, shim):
+    return {"program": "gpu/pytorch/ab.py", "shim": shim, "seconds_budget": args.seconds,
+            "pairs_asked": args.pairs, "seed": args.seed, "resamples": args.resamples,
+            "conditions": {str(k): v for k, v in CONDITION_NAMES.items()}, "metrics": METRICS,
+            "targets": [{"workload": w, "condition": CONDITION_NAMES[c], "metric": "cpu", "min_percent": p}
+                        for (w, c), p in TARGETS.items()],
+            "floors": [{"workload": w, "condition": CONDITION_NAMES[c], "metric": m, "min_ci_low_percent": p}
+                       for (w, c, m), p in FLOORS.items()],
+            "workloads": {}, "rows": []}
+
+
 def parent(args):
     names = [n for n in args.workloads.split(",") if n]
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown or not names:
         raise SystemExit(f"ab: unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+    conditions = parse_conditions(args.conditions)
     shim = args.shim or find_shim()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    # The analysis runs after the children: its bootstrap (6 rows per workload) is kept out of
-    # their share, up to a fifth of the budget.
-    analysis_s = min(0.2 * args.seconds,
-                     len(names) * 6 * args.resamples * args.pairs * BOOTSTRAP_NS_PER_DRAW / 1e9)
+    # The analysis runs after the children: its bootstrap (2 rows per workload and condition) is
+    # kept out of their share, up to a fifth of the budget.
+    analysis_s = min(0.2 * args.seconds, len(names) * 2 * len(conditions) * args.resamples * args.pairs
+                     * BOOTSTRAP_NS_PER_DRAW / 1e9)
     deadline = start + args.seconds - analysis_s
-    report = {"program": "gpu/pytorch/ab.py", "shim": shim, "seconds_budget": args.seconds,
-              "pairs_asked": args.pairs, "seed": args.seed, "resamples": args.resamples,
-              "conditions": {str(k): v for k, v in CONDITION_NAMES.items()}, "metrics": METRICS,
-              "targets": [{"workload": w, "condition": CONDITION_NAMES[c], "metric": "cpu", "min_percent": p}
-                          for (w, c), p in TARGETS.items()],
-              "workloads": {}, "rows": []}
-    status, measured = 0, []
+    report = new_report(args, shim)
+    measured = []
     for i, name in enumerate(names):
         # The time left is shared out evenly among the workloads still to run; a child that needs
         # less (it stops at --pairs rounds) leaves its share to the next.
@@ -250,16 +163,33 @@ def parent(args):
             write_outputs(args, report)
             return 2
         measured.append((name, child, stats))
+    return finish(args, report, measured, start)
+
+
+def from_json(args):
+    """--from-json: the analysis and the report again, from an earlier report's raw blocks."""
+    old = json.loads(Path(args.from_json).read_text())
+    report = {**{k: v for k, v in old.items() if k not in ("workloads", "rows", "markdown")},
+              "seed": args.seed, "resamples": args.resamples, "workloads": {}, "rows": [],
+              "analysed_from": args.from_json}
+    measured = [(name, {k: v for k, v in w.items() if k != "stats"}, w.get("stats"))
+                for name, w in old.get("workloads", {}).items()]
+    return finish(args, report, measured, time.time())
+
+
+def finish(args, report, measured, start):
+    """Analyses every workload's pairs, writes --json and --markdown, prints the tables and targets."""
+    status = 0
     print(f"ab: analysing ({args.resamples} bootstrap resamples per row)", flush=True)
     for name, child, stats in measured:
         pairs = child.pop("pairs", [])
         entry = {**child, "stats": stats}
-        if child["exit_code"] != 0 or not pairs:
+        if child.get("exit_code", 0) != 0 or not pairs:
             entry["error"] = child.get("error") or "no pairs measured"
             status = 1
         else:
-            rows = analyse_workload(name, {**child, "pairs": pairs}, args.seed, args.resamples)
-            report["rows"] += rows
+            report["rows"] += analyse_workload(name, {**child, "pairs": pairs}, CONDITION_NAMES, args.seed,
+                                               args.resamples)
         entry["pairs"] = pairs  # raw data last, for whoever wants to analyse it again
         report["workloads"][name] = entry
     report["elapsed_s"] = round(time.time() - start, 1)
@@ -306,57 +236,28 @@ def shim_mapped():
         return any("libcudnn_fastpath" in line for line in maps)
 
 
-def make_workload(name, torch, workload, device):
-    """(step, context): step() runs one iteration and returns its outputs, inside context."""
-    stack = contextlib.ExitStack()
-    if name == "train16":
-        net = workload.make_net(device).train()
-        # Learning rate 0: every step does the same work on the same weights.
-        optimizer = torch.optim.SGD(net.parameters(), lr=0.0, momentum=0.9)
-        x = workload.make_inputs(1, 2, device)[0]
-        target = torch.zeros(2, workload.CLASSES, device=device)
+class Census:
+    """What the shim did over the timed iterations, per features in effect: its counters read with
+    cudnn_fastpath_stats just before and just after each block's timed loop (outside it)."""
 
-        def step():
-            optimizer.zero_grad(set_to_none=True)
-            out, _ = net(x)
-            loss = torch.nn.functional.mse_loss(out, target)
-            loss.backward()
-            optimizer.step()
-            return (loss.detach(),)
-        return step, stack
-    if name == "sdpa_train":
-        q, k, v = workload.make_qkv(1, device, requires_grad=True)[0]
-        upstream = torch.ones_like(q)
-        stack.enter_context(workload.cudnn_attention())
+    def __init__(self):
+        self.counters = ShimCounters.find()
+        self.by_features = {}  # features in effect -> {"iterations": timed iterations, "counts": {...}}
 
-        def step():
-            for tensor in (q, k, v):
-                tensor.grad = None
-            out = workload.attention(q, k, v)
-            out.backward(upstream)
-            return (q.grad,)
-        return step, stack
-    stack.enter_context(torch.no_grad())
-    if name in ("eval16", "eval16_big", "eval16_half"):
-        net = workload.make_net(device).eval()
-        x = workload.make_inputs(1, BIG_BATCH if name == "eval16_big" else 1, device)[0]
-        if name == "eval16_half":
-            net = net.half().to(memory_format=torch.channels_last)
-            x = x.half().to(memory_format=torch.channels_last)
+    def read(self):
+        return self.counters.read() if self.counters else None
 
-        def step():
-            return net(x)  # (logits, features)
-    else:
-        q, k, v = workload.make_qkv(1, device)[0]
-        stack.enter_context(workload.cudnn_attention())
-
-        def step():
-            # Each output is dropped at once, as in a model that consumes it: the next call gets
-            # the same address (and the same variant-pack contents).
-            for _ in range(SDPA_CALLS - 1):
-                workload.attention(q, k, v)
-            return (workload.attention(q, k, v),)
-    return step, stack
+    def add(self, in_effect, before, after, iterations):
+        """Adds one block's counts; returns the ops replayed in it (None when not counted)."""
+        if before is None or after is None:
+            return None
+        moved = delta(before, after)
+        entry = self.by_features.setdefault(str(in_effect), {"iterations": 0, "counts": {}})
+        entry["iterations"] += iterations
+        for key, value in moved.items():
+            if value:  # the counters that moved, and only those
+                entry["counts"][key] = entry["counts"].get(key, 0) + value
+        return launches(moved)
 
 
 def child(args):
@@ -370,43 +271,54 @@ def child(args):
     features, set_features = switch
 
     import torch
-    import workload  # the same network and attention sizes as check.py's runs
+    import ab_workloads
 
     if not torch.cuda.is_available():
         print("ab: SKIPPED: no CUDA device", file=sys.stderr)
         Path(args.result).write_text(json.dumps({"workload": args.child, "error": "no CUDA device"}))
         return 77
     spec = WORKLOADS[args.child]
-    timed, warmup = spec["timed"], spec["warmup"]
-    conditions = tuple(int(c) for c in args.conditions.split(",") if c)
+    timed, warmup, drop = spec["timed"], spec["warmup"], spec.get("drop", False)
+    conditions = parse_conditions(args.conditions)
     compared = spec.get("compare", True)
-    device = torch.device("cuda")
-    step, context = make_workload(args.child, torch, workload, device)
+    step, context = ab_workloads.make_workload(args.child, torch.device("cuda"))
+    census = Census()
     iterations_by_features = {}  # features in effect -> iterations run with them (warm-ups included)
 
     def count(in_effect, iterations):
         iterations_by_features[in_effect] = iterations_by_features.get(in_effect, 0) + iterations
 
     def block(asked):
-        """One block: switch, warm up, time K iterations; (features in effect, cpu ns, wall ns, outputs)."""
+        """One block: switch, warm up, time K iterations; (measures, outputs to compare)."""
         in_effect = set_features(asked)
-        # Switching graph replay off destroyed the shim's graphs: with it on, each op runs directly
-        # twice and is captured at its third execute, all in the warm-up, so the timed iterations
-        # are steady launches.
-        warm = max(warmup, GRAPH_WARMUP) if in_effect & GRAPHS else warmup
-        for _ in range(warm):
+        # Switching a replay off destroyed its graphs: with it on, each op runs directly twice and
+        # is captured at its third execute, all in the warm-up, so the timed iterations are steady
+        # launches; the off arm warms up as long (docs/ab-method.md).
+        for _ in range(warmup):
             step()
         torch.cuda.synchronize()  # the queue is empty when the timed loop starts
+        before = census.read()
+        out = None
         wall_start = time.perf_counter_ns()
         cpu_start = time.thread_time_ns()
-        for _ in range(timed):
-            out = step()
+        if drop:
+            for _ in range(timed):
+                step()  # the output is dropped at once
+        else:
+            for _ in range(timed):
+                out = step()
         cpu_end = time.thread_time_ns()  # the enqueue only: before the synchronize
         torch.cuda.synchronize()
         wall_end = time.perf_counter_ns()
-        count(in_effect, warm + timed)
-        return {"in_effect": in_effect, "cpu_ns": (cpu_end - cpu_start) / timed,
-                "wall_ns": (wall_end - wall_start) / timed}, out
+        replayed = census.add(in_effect, before, census.read(), timed)
+        if drop and compared:
+            out = step()  # one more, untimed, for the comparison
+        count(in_effect, warmup + timed + (drop and compared))
+        measures = {"in_effect": in_effect, "cpu_ns": (cpu_end - cpu_start) / timed,
+                    "wall_ns": (wall_end - wall_start) / timed, "timed": timed}
+        if replayed is not None:
+            measures["launches"] = replayed
+        return measures, out
 
     with context:
         # The first call starts cuDNN (and the shim reads its configuration): only then do the
@@ -415,13 +327,17 @@ def child(args):
         torch.cuda.synchronize()
         features_at_start = features()
         count(features_at_start, 1)
-        # The first calls build cuDNN plans (and SDPA kernels): outside any block, features off.
+        # What this shim grants when asked for everything (an older build knows fewer features,
+        # the configuration may forbid some): the features a block can have.
+        capable = set_features(ALL)
+        # The first calls build cuDNN plans (and SDPA kernels, cuBLAS heuristics): outside any
+        # block, features off.
         count(set_features(0), 20)
         for _ in range(20):
             reference = step()
         torch.cuda.synchronize()
         reference = [t.clone() for t in reference]
-        for asked in (*conditions, 0):  # each code path once, unrecorded (the pack cache fills)
+        for asked in (*conditions, 0):  # each code path once, unrecorded (the caches fill)
             block(asked)
 
         def same_as_reference(out):
@@ -431,6 +347,7 @@ def child(args):
         gc.collect()
         gc.freeze()
         gc.disable()
+        census.by_features.clear()  # counted from the measured rounds on
         rng = random.Random(f"{args.seed}/{args.child}")
         pairs, other_output, round_seconds, stopped = [], 0, 0.0, False
         started = last_progress = time.monotonic()
@@ -448,6 +365,7 @@ def child(args):
                 for which, asked in order:
                     measured[which], out = block(asked)
                     other_output += not same_as_reference(out)
+                    del out
                 pairs.append({"round": r, "condition": condition, "on_first": on_first, **measured})
             round_seconds = time.monotonic() - round_start
             if (r + 1) % progress_every == 0 or time.monotonic() - last_progress > PROGRESS_S:
@@ -466,16 +384,16 @@ def child(args):
     rounds = len(pairs) // len(conditions)
     print(f"ab {args.child}: {rounds} rounds in {measure_seconds:.0f} s"
           + (" (stopped by the time budget)" if stopped else ""), flush=True)
+    with_bit = {name: sum(v for k, v in iterations_by_features.items() if k & bit)
+                for name, bit in (("set_stream", SET_STREAM), ("packs", PACKS), ("graphs", GRAPHS),
+                                  ("legacy", LEGACY), ("cublas", CUBLAS))}
     Path(args.result).write_text(json.dumps({
-        "workload": args.child, "what": spec["what"], "timed": timed, "warmup": warmup,
+        "workload": args.child, "what": spec["what"], "timed": timed, "warmup": warmup, "drop": drop,
         "pairs_asked": args.pairs, "rounds": rounds, "stopped_by_deadline": stopped,
         "measure_seconds": round(measure_seconds, 1), "features_at_start": features_at_start,
-        "conditions": list(conditions), "compared": compared,
+        "features_capable": capable, "conditions": list(conditions), "compared": compared,
         "iterations_by_features": {str(k): v for k, v in sorted(iterations_by_features.items())},
-        "iterations_with": {
-            "set_stream": sum(v for k, v in iterations_by_features.items() if k & SET_STREAM),
-            "packs": sum(v for k, v in iterations_by_features.items() if k & PACKS),
-            "graphs": sum(v for k, v in iterations_by_features.items() if k & GRAPHS)},
+        "iterations_with": with_bit, "census": census.by_features,
         "blocks_with_other_output": other_output,
         "versions": {"torch": torch.__version__, "cuda": torch.version.cuda,
                      "cudnn": torch.backends.cudnn.version(), "device": torch.cuda.get_device_name()},
@@ -489,17 +407,20 @@ def main():
     parser.add_argument("--work", default=str(REPO / "out" / "ab"),
                         help="folder for the children's files (default: out/ab in the checkout, git-ignored)")
     parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the table here")
+    parser.add_argument("--markdown", help="write the tables here")
     parser.add_argument("--seconds", type=float, default=150,
                         help="time budget of the whole run, children's start included (default 150)")
     parser.add_argument("--pairs", type=int, default=400,
                         help="pairs per workload and condition, fewer if --seconds runs out (default 400)")
-    parser.add_argument("--workloads", default="sdpa,eval16,train16,sdpa_train,eval16_big",
-                        help="comma-separated, run in this order")
+    parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
+                        help=f"comma-separated, run in this order (default {','.join(DEFAULT_WORKLOADS)}; "
+                             f"also {','.join(w for w in WORKLOADS if w not in DEFAULT_WORKLOADS)})")
     parser.add_argument("--conditions", default=",".join(str(c) for c in ON_CONDITIONS),
-                        help="feature masks compared with 0, comma-separated (default 1,2,3,7)")
+                        help="feature masks compared with 0, comma-separated (default 31, every feature; "
+                             "also 1, 2, 3, 7, 15, 23)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--resamples", type=int, default=10_000)
+    parser.add_argument("--from-json", help="analyse the raw blocks of this earlier --json report again; runs nothing")
     # Child mode, set by the parent.
     parser.add_argument("--child", choices=sorted(WORKLOADS), help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
@@ -511,6 +432,8 @@ def main():
         if not args.result:
             parser.error("--child needs --result")
         return child(args)
+    if args.from_json:
+        return from_json(args)
     return parent(args)
 
 

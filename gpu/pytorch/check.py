@@ -24,28 +24,25 @@ graphs, on by default): the program capturing its own CUDA graph, more image siz
 caches hold, several threads with their own streams, each bit for bit against runs without the
 shim and in verify mode; inference and cuDNN SDPA with graphs off (--no-graphs: identical, no
 launch); and the graph counts of every run (graphs captured and launched where steady).
-Writes everything to --json and exits 1 if a check failed. Standard library only: it never imports
-torch itself, the workload does.
+--part legacy runs the legacy cuDNN and cuBLAS replays' checks instead (check_legacy.py, on the
+networks of workload_nets.py). Writes everything to --json and exits 1 if a check failed. Standard
+library only: it never imports torch itself, the workloads do; checklib.py holds what the parts share.
 """
 import argparse
 import concurrent.futures
-import glob
-import hashlib
-import itertools
 import json
-import math
-import os
 import statistics
-import subprocess
 import sys
 import time
-from array import array
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-WORKLOAD = HERE / "workload.py"
-LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
+import shimstats  # noqa: E402  the replay counters, read by key
+# What the parts share; UNDER_SHIM and clean_environment are also how ab.py, torchrun_check.py and
+# gpu/dlsym run their programs (check.UNDER_SHIM, check.clean_environment).
+from checklib import (PARALLEL_RUNS, UNDER_SHIM, Checks, Run, check_counts, check_graphs, check_packs,  # noqa: E402,F401
+                      clean_environment, graph_numbers, pack_numbers, run_all, same_bytes, via_environment,
+                      via_launcher, within_spread)
 
 INFER = ["infer", "--iters", "200"]
 STREAMS = ["streams", "--iters", "200", "--switch-every", "5"]
@@ -57,292 +54,6 @@ SHAPES = ["shapes", "--sizes", "40", "--rounds", "3"]
 THREADS = ["threads", "--threads", "4", "--iters", "100"]
 SDPA_TRAIN_PLAIN_RUNS = 3  # the baseline's own run-to-run spread of the SDPA backward
 TIME = ["time", "--chunks", "40", "--warmup", "50"]
-RUN_TIMEOUT_S = 120  # one process (cuDNN builds the SDPA graphs at their first call)
-PARALLEL_RUNS = 8  # processes at a time, all on the one GPU (the H200 machine has 16 cores)
-PACK_KEYS = ("variant_packs", "packs_proxied", "pack_hits", "pack_misses", "pack_evictions", "packs_materialized")
-GRAPH_KEYS = ("graphs", "graphs_captured", "graph_launches", "direct_executes", "graph_refusals_capturing",
-              "graph_refusals_host_pointer", "graph_refusals_context", "graph_refusals_churn",
-              "graph_refusals_failed", "graph_refusals_full", "graph_evictions")
-
-
-# How a program is started under the shim: by the environment, or by the launcher. Each returns
-# (argv, environment additions); UNDER_SHIM below picks one. no_packs turns the variant-pack cache off,
-# no_graphs graph replay.
-def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
-    env = {"LD_PRELOAD": shim, "CUDNN_FASTPATH_STATS_FILE": stats_file}
-    if no_graphs:
-        env["CUDNN_FASTPATH_GRAPHS"] = "0"
-    if verify:
-        env["CUDNN_FASTPATH_VERIFY"] = "1"
-    if verbose:
-        env["CUDNN_FASTPATH_VERBOSE"] = "1"
-    if no_packs:
-        env["CUDNN_FASTPATH_VARIANT_PACKS"] = "0"
-    return argv, env
-
-
-def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
-    options = (["--stats-file", stats_file] + (["--verify"] if verify else []) + (["--verbose"] if verbose else [])
-               + (["--no-variant-packs"] if no_packs else []) + (["--no-graphs"] if no_graphs else []))
-    # CUDNN_FASTPATH_SHIM: the launcher preloads this very build, not whatever copy it would find.
-    return [str(LAUNCHER), *options, "--", *argv], {"CUDNN_FASTPATH_SHIM": shim}
-
-
-UNDER_SHIM = via_launcher  # or via_environment: LD_PRELOAD and the variables set directly
-
-
-def clean_environment():
-    """The caller's environment without any shim setting: each run gets only its own."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CUDNN_FASTPATH_") and k != "LD_PRELOAD"}
-    env["PYTHONUNBUFFERED"] = "1"
-    env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
-    return env
-
-
-def key_values(text):
-    values = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key and " " not in key:
-            values[key] = value
-    return values
-
-
-class Run:
-    """One workload process. shim is 'none', 'stats', 'verify' (verify mode, with statistics),
-    'nopacks' (statistics, the variant-pack cache off) or 'nographs' (statistics, graph replay off)."""
-
-    def __init__(self, name, workload_args, shim, work, shim_library, tracer=None, tracer_position=None):
-        """tracer: a preload of the user's own, alone (shim 'none'), 'after' the shim (LD_PRELOAD
-        already holds it when the launcher starts) or 'before' it (LD_PRELOAD set by hand)."""
-        self.name, self.shim = name, shim
-        self.output = work / f"{name}.bin"
-        self.stats_pattern = str(work / f"{name}.stats-%p.json")
-        argv = [sys.executable, str(WORKLOAD), *workload_args]
-        if workload_args[0] != "time":
-            argv += ["--out", str(self.output)]
-        env = clean_environment()
-        self.tracer_report, self.tracer = work / f"{name}.tracer.json", None
-        if tracer:
-            env["CUDNN_TRACER_REPORT"] = str(self.tracer_report)
-            env["LD_PRELOAD"] = tracer
-        if tracer_position == "before":
-            argv, extra = via_environment(argv, shim_library, self.stats_pattern, False, verbose=True)
-            extra["LD_PRELOAD"] = f"{tracer} {shim_library}"
-            env.update(extra)
-        elif shim != "none":
-            # Verbose (how libcudnn was found) except when timed: the log is the evidence.
-            argv, extra = UNDER_SHIM(argv, shim_library, self.stats_pattern, shim == "verify",
-                                     verbose=workload_args[0] != "time", no_packs=shim == "nopacks",
-                                     no_graphs=shim == "nographs")
-            if tracer and UNDER_SHIM is via_environment:
-                extra["LD_PRELOAD"] = f"{shim_library} {tracer}"
-            env.update(extra)
-        self.argv, self.env = argv, env
-        self.exit_code, self.out, self.err, self.seconds = None, "", "", 0.0
-        self.printed, self.stats = {}, None
-
-    def execute(self):
-        for stale in glob.glob(self.stats_pattern.replace("%p", "*")):
-            os.unlink(stale)
-        start = time.monotonic()
-        try:
-            done = subprocess.run(self.argv, env=self.env, capture_output=True, text=True,
-                                  timeout=RUN_TIMEOUT_S)
-            self.exit_code, self.out, self.err = done.returncode, done.stdout, done.stderr
-        except subprocess.TimeoutExpired as timeout:
-            self.exit_code, self.err = -1, f"timed out after {RUN_TIMEOUT_S} s\n{timeout.stderr or ''}"
-        self.seconds = time.monotonic() - start
-        self.printed = key_values(self.out)
-        # One file per process that used cuDNN; the workload is one process.
-        files = sorted(glob.glob(self.stats_pattern.replace("%p", "*")))
-        stats = [json.loads(Path(f).read_text()) for f in files]
-        if stats:
-            self.stats = max(stats, key=lambda s: s.get("set_stream_calls", 0))
-            self.stats["files"] = len(stats)
-        if self.tracer_report.exists():
-            self.tracer = json.loads(self.tracer_report.read_text())
-        return self
-
-    def traced(self, function):
-        """Calls of `function` the tracer saw (0 if it reported none), None without a report."""
-        return None if self.tracer is None else self.tracer.get(function, {}).get("calls", 0)
-
-    def output_bytes(self):
-        return self.output.read_bytes() if self.output.exists() else None
-
-    def needed_forwards(self):
-        """Calls that reached cuDNN: statistics forward nothing of their own, so exactly those that had to."""
-        return self.stats["forwarded"]
-
-    def log(self):
-        print(f"--- {self.name}: exit {self.exit_code} in {self.seconds:.1f} s")
-        print("    " + " ".join(self.argv))
-        for line in (self.out + self.err).splitlines():
-            print(f"    {line}")
-        if self.stats:
-            print(f"    stats: {json.dumps(self.stats, sort_keys=True)}")
-        if self.tracer is not None:
-            print(f"    tracer: {json.dumps(self.tracer, sort_keys=True)}")
-
-    def summary(self):
-        return {"name": self.name, "shim": self.shim, "exit_code": self.exit_code,
-                "seconds": round(self.seconds, 2), "printed": self.printed, "stats": self.stats,
-                "output_sha256": (hashlib.sha256(self.output_bytes()).hexdigest()
-                                  if self.output_bytes() is not None else None)}
-
-
-class Checks:
-    def __init__(self):
-        self.items = []
-
-    def add(self, name, passed, detail=""):
-        """passed: True, False, or None when it could not be judged (said why in detail)."""
-        self.items.append({"check": name, "passed": passed, "detail": detail})
-        mark = {True: "PASS", False: "FAIL", None: "INFO"}[passed]
-        print(f"[{mark}] {name}" + (f": {detail}" if detail else ""))
-
-    def failed(self):
-        return any(item["passed"] is False for item in self.items)
-
-
-def same_bytes(checks, name, run, reference, precondition=True):
-    ours, theirs = run.output_bytes(), reference.output_bytes()
-    if ours is None or theirs is None:
-        checks.add(name, False, f"missing output ({run.name}: {ours is not None}, "
-                                f"{reference.name}: {theirs is not None})")
-    elif not precondition:
-        checks.add(name, None, "not judged: two runs without the shim already differ")
-    else:
-        checks.add(name, ours == theirs,
-                   f"{len(ours)} bytes, sha256 {hashlib.sha256(ours).hexdigest()[:16]}"
-                   + ("" if ours == theirs else f" vs {hashlib.sha256(theirs).hexdigest()[:16]}"))
-
-
-def check_counts(checks, run, extra_forwards=0, what="one per handle"):
-    """The shim saw the calls, and only the first set per handle (plus stream changes) reached cuDNN."""
-    stats = run.stats
-    if not stats:
-        checks.add(f"{run.name}: statistics file written", False, "no file: was the shim loaded?")
-        return
-    calls = stats["set_stream_calls"]
-    checks.add(f"{run.name}: cudnnSetStream calls intercepted", calls > 0,
-               f"{calls} calls, {stats['handles']} handle(s)")
-    expected = stats["handles"] + extra_forwards
-    checks.add(f"{run.name}: calls reaching cuDNN = {what}", run.needed_forwards() == expected,
-               f"forwarded {stats['forwarded']}, expected {expected}; skipped {stats['skipped']}")
-    if run.shim == "verify":
-        checks.add(f"{run.name}: verify mode, no mismatch",
-                   stats["verify"] is True and stats["verify_mismatches"] == 0,
-                   f"verify={stats['verify']}, verify_mismatches={stats['verify_mismatches']}")
-
-
-def pack_numbers(stats):
-    return ", ".join(f"{key}={stats.get(key, 'missing')}" for key in PACK_KEYS)
-
-
-def check_packs(checks, run):
-    """The variant-pack cache at work (or, with --no-variant-packs, not at all)."""
-    stats = run.stats
-    if not stats:
-        return  # check_counts has said that the file is missing
-    if run.shim == "nopacks":
-        checks.add(f"{run.name}: pack cache off (--no-variant-packs): packs_proxied = 0",
-                   stats.get("packs_proxied") == 0, pack_numbers(stats))
-        return
-    proxied, hits = stats.get("packs_proxied"), stats.get("pack_hits")
-    checks.add(f"{run.name}: pack cache at work (packs_proxied > 0, pack_hits > 0, packs_materialized reported)",
-               isinstance(proxied, int) and proxied > 0 and isinstance(hits, int) and hits > 0
-               and "packs_materialized" in stats, pack_numbers(stats))
-
-
-def graph_numbers(stats):
-    return ", ".join(f"{key}={stats.get(key, 'missing')}" for key in GRAPH_KEYS)
-
-
-def check_graphs(checks, run, steady=True):
-    """Graph replay at work: steady executes captured and launched (or, with --no-graphs or in
-    verify mode, what the shim says); steady=False: reported, not judged."""
-    stats = run.stats
-    if not stats:
-        return
-    if run.shim == "nographs":
-        checks.add(f"{run.name}: graph replay off (--no-graphs): graph_launches = 0",
-                   stats.get("graph_launches") == 0 and stats.get("graphs") is False, graph_numbers(stats))
-        return
-    if not steady:
-        checks.add(f"{run.name}: graph replay", None, graph_numbers(stats) + " (informational)")
-        return
-    captured, launches = stats.get("graphs_captured"), stats.get("graph_launches")
-    checks.add(f"{run.name}: graph replay at work (graphs_captured > 0, graph_launches > 0)",
-               isinstance(captured, int) and captured > 0 and isinstance(launches, int) and launches > 0,
-               graph_numbers(stats))
-
-
-def floats(data):
-    values = array("f")
-    values.frombytes(data)
-    return values
-
-
-def max_abs_difference(first, second):
-    """The largest |a - b| over two float32 files of the same length (inf if the lengths differ or
-    a NaN meets a number); positions that hold the same value cost one comparison."""
-    a, b = floats(first), floats(second)
-    if len(a) != len(b):
-        return math.inf
-    worst = 0.0
-    for x, y in zip(a, b):
-        if x != y:
-            difference = abs(x - y)
-            if difference != difference:  # NaN: equal only if both are NaN
-                difference = 0.0 if (x != x and y != y) else math.inf
-            worst = max(worst, difference)
-    return worst
-
-
-def within_spread(checks, name, run, plain_runs):
-    """A non-deterministic result judged against the baseline's own spread: if the runs without the
-    shim all agree, the shim's run must be identical; otherwise its largest difference to the first
-    of them may not exceed the largest difference between two of them."""
-    outputs = [r.output_bytes() for r in plain_runs]
-    ours = run.output_bytes()
-    if ours is None or any(o is None for o in outputs):
-        checks.add(name, False, "missing output: " + ", ".join(
-            f"{r.name}: {r.output_bytes() is not None}" for r in [run, *plain_runs]))
-        return {"judged": False}
-    plain_differences = {f"{plain_runs[i].name} vs {plain_runs[j].name}": max_abs_difference(outputs[i], outputs[j])
-                         for i, j in itertools.combinations(range(len(outputs)), 2)}
-    plain_spread = max(plain_differences.values())
-    ours_difference = max_abs_difference(ours, outputs[0])
-    plain_agree = all(o == outputs[0] for o in outputs)
-    if plain_agree:
-        passed = ours == outputs[0]
-        detail = (f"the {len(outputs)} runs without the shim agree bit for bit; the shim's run is "
-                  + ("identical" if passed else f"NOT identical (max abs difference {ours_difference:.3g})"))
-    else:
-        passed = ours_difference <= plain_spread
-        detail = (f"the runs without the shim differ by up to {plain_spread:.3g} ("
-                  + ", ".join(f"{k}: {v:.3g}" for k, v in plain_differences.items())
-                  + f"); the shim's run differs from {plain_runs[0].name} by {ours_difference:.3g}")
-    checks.add(name, passed, f"{len(ours)} bytes; {detail}")
-    return {"judged": True, "plain_agree": plain_agree, "plain_max_abs_difference": plain_spread,
-            "plain_differences": plain_differences, "shim_max_abs_difference": ours_difference,
-            "shim_identical": ours == outputs[0], "passed": passed}
-
-
-def run_all(args, work, plan, checks):
-    runs = {name: Run(name, wargs, shim, work, args.shim) for name, wargs, shim in plan}
-    # Separate processes, several at a time: results do not depend on timing (and these are not timed).
-    with concurrent.futures.ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
-        list(pool.map(Run.execute, runs.values()))
-    for run in runs.values():
-        run.log()
-    for run in runs.values():
-        checks.add(f"{run.name}: exit status 0", run.exit_code == 0,
-                   "" if run.exit_code == 0 else (run.err.strip().splitlines() or ["?"])[-1])
-    return runs
 
 
 def graphs_part(args, work, checks):
@@ -550,13 +261,16 @@ def tracer_checks(args, work, checks, runs):
                        f"{stats['set_stream_calls']} intercepted, the tracer alone saw {alone.traced('cudnnSetStream')}")
             if position == "after":
                 # After the shim the tracer sees what reaches cuDNN: the forwarded calls, and the
-                # shim's own: each graph capture sets the handle's stream to the shim's and back, and
-                # executes once under capture; an execute answered by a graph launch reaches nothing.
+                # shim's own: each graph capture of a cuDNN op (a backend execute, or a legacy call:
+                # the batch norms of this network) sets the handle's stream to the shim's and back,
+                # and executes once under capture; an execute answered by a graph launch reaches nothing.
                 captured, launched = stats.get("graphs_captured", 0), stats.get("graph_launches", 0)
+                legacy_captured = sum(shimstats.count(stats, f"{family}_captured")
+                                      for family in shimstats.LEGACY_FAMILIES)
                 checks.add(f"{run.name}: the tracer's cudnnSetStream calls = the shim's forwarded + 2 per capture",
-                           run.traced("cudnnSetStream") == stats["forwarded"] + 2 * captured,
+                           run.traced("cudnnSetStream") == stats["forwarded"] + 2 * (captured + legacy_captured),
                            f"tracer {run.traced('cudnnSetStream')}, forwarded {stats['forwarded']}, "
-                           f"captures {captured}, skipped {stats['skipped']}")
+                           f"captures {captured} (legacy calls {legacy_captured}), skipped {stats['skipped']}")
                 expected = alone.traced("cudnnBackendExecute") - launched + captured
                 checks.add(f"{run.name}: the tracer saw every execute the shim did not answer with a graph",
                            run.traced("cudnnBackendExecute") == expected,
@@ -582,8 +296,9 @@ def main():
     parser.add_argument("--deadline", type=float, default=0, help="time.time() not to go past")
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--tracer", help="a timing preload to run beside the shim (tests/tracer's libtracer_all.so)")
-    parser.add_argument("--part", choices=("core", "graphs"), default="core",
-                        help="core: the checks above (default); graphs: graph replay's own cases")
+    parser.add_argument("--part", choices=("core", "graphs", "legacy"), default="core",
+                        help="core: the checks above (default); graphs: graph replay's own cases; legacy: the "
+                             "legacy cuDNN and cuBLAS replays' cases (check_legacy.py)")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -591,13 +306,18 @@ def main():
 
     checks = Checks()
     start = time.monotonic()
-    runs, comparisons = (graphs_part if args.part == "graphs" else correctness)(args, work, checks)
+    if args.part == "legacy":
+        import check_legacy
+        part = check_legacy.legacy_part
+    else:
+        part = graphs_part if args.part == "graphs" else correctness
+    runs, comparisons = part(args, work, checks)
     if args.tracer and args.part == "core":
         runs.update(tracer_checks(args, work, checks, runs))
     print(f"correctness checks ({args.part}): {len(runs)} processes, {time.monotonic() - start:.0f} s")
-    if args.part == "graphs":
+    if args.part != "core":
         args.skip_timing = True  # the timing rounds belong to the core part
-    first = runs["infer-plain-1"].printed
+    first = next(iter(runs.values())).printed  # a run without the shim comes first in every part's plan
     versions = {k: first.get(k) for k in ("torch", "torch_cuda", "cudnn", "device")}
     results = {"part": args.part, "versions": versions, "under_shim_by": UNDER_SHIM.__name__, "checks": checks.items,
                "correctness_seconds": round(time.monotonic() - start, 1), **comparisons,
