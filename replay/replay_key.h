@@ -43,18 +43,37 @@ struct ReplayKey {
       add(word);
     }
   }
+  // `count` more words, for the caller to fill (a record copied straight in); null, and the key
+  // incomplete, when they do not fit.
+  std::uint64_t* extend(std::uint32_t count) noexcept {
+    if (__builtin_expect(count > MaxWords - length, 0)) {
+      complete = false;
+      return nullptr;
+    }
+    std::uint64_t* at = words + length;
+    length += count;
+    return at;
+  }
   // A part of the key that could not be written: the call is not replayed.
   void refuse() noexcept { complete = false; }
 
-  // A digest that picks a cache set and filters candidates (the words are compared in full). Each
-  // word is rotated by its position and multiplied independently of the others, so the additions
-  // pipeline; one final mix spreads the sum (packs/pack_contents.h does the same).
+  // A digest that picks a cache set and filters candidates (the words are compared in full). Two
+  // words at a time, each offset by a constant of its position, multiplied into 128 bits whose
+  // halves are folded into the sum (NH's construction): one multiplication per two words, the pairs
+  // independent of each other, so they pipeline; one final mix spreads the sum.
   std::uint64_t hash() const noexcept {
+    __extension__ using Wide = unsigned __int128;
     std::uint64_t sum = static_cast<std::uint64_t>(length) * 0x9e3779b97f4a7c15ull;
-    for (std::uint32_t i = 0; i < length; ++i) {
-      const unsigned by = (i * 7) & 63;
-      const std::uint64_t w = words[i];
-      sum += (by ? (w << by) | (w >> (64 - by)) : w) * (0x165667b19e3779f9ull + 2 * i);
+    std::uint64_t k0 = 0x165667b19e3779f9ull, k1 = 0x27d4eb2f165667c5ull;
+    std::uint32_t i = 0;
+    for (; i + 1 < length; i += 2) {
+      const Wide product = static_cast<Wide>(words[i] + k0) * (words[i + 1] + k1);
+      sum += static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64);
+      k0 += 0x9e3779b97f4a7c16ull, k1 += 0xc2b2ae3d27d4eb50ull;
+    }
+    if (i < length) {
+      const Wide product = static_cast<Wide>(words[i] + k0) * k1;
+      sum += static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64);
     }
     sum ^= sum >> 33;
     sum *= 0xff51afd7ed558ccdull;

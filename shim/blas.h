@@ -24,7 +24,8 @@ CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_BLAS)
 
 // What the registry holds. A cuBLASLt descriptor's record is the mask of the attributes the program
 // set (bit n: attribute n) in its first word, then word 1 + n each attribute's bytes (none is
-// longer than 8); a cuBLAS handle's is a BlasHandleRecord.
+// longer than 8), of which a key takes the mask and the set ones (blas_keys.h); a cuBLAS handle's
+// is a BlasHandleRecord.
 enum BlasKind : std::uint32_t { kMatmulDesc = 1, kLayout, kPreference, kEmulation, kBlasHandle, kLtHandle };
 
 // A cuBLAS handle's state, as its setters left it; `set` says which setters the program called
@@ -59,6 +60,8 @@ inline constexpr std::uint64_t kLayoutAttributes = 0x1FF;                    // 
 inline constexpr std::uint64_t kPreferenceAttributes = 0x13EB;                // 0, 1, 3, 5-9, 12
 inline constexpr std::uint64_t kEmulationAttributes = 0x3F;                   // 0-5
 constexpr std::uint32_t record_words(std::uint64_t attributes) { return 65 - __builtin_clzll(attributes); }
+static_assert(((kMatmulDescAttributes | kLayoutAttributes | kPreferenceAttributes | kEmulationAttributes) >> 56) == 0,
+              "a key holds a record's kind above its mask (blas_keys.h)");
 
 // 2048 objects (PyTorch makes and destroys its descriptors around each call), 40 words each: a
 // matmul descriptor's mask and attributes 0 to 38.

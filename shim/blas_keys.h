@@ -6,6 +6,7 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -37,29 +38,46 @@ inline void add_host_scale(Key& key, const void* pointer, std::uint32_t size) no
   key.add_bytes(pointer, size);
 }
 
-// The record of `object` (of `kind`, its first `words`) into the key, after its kind; null adds a
-// zero (a null layout, emulation descriptor...), which `nullable` allows. Returns the record's
-// words (for the caller to read attributes from), or null.
-inline const std::uint64_t* add_record(Key& key, BlasRegistry::Record& record, const void* object, BlasKind kind,
-                                       std::uint32_t words, bool nullable = false) noexcept {
+// The set bits of `mask` (a few: a loop, not a popcount instruction the target may lack).
+inline std::uint32_t bits_in(std::uint64_t mask) noexcept {
+  std::uint32_t n = 0;
+  for (; mask != 0; mask &= mask - 1) ++n;
+  return n;
+}
+
+// The record of the cuBLASLt descriptor `object` (of `kind`) into the key: one word of the kind
+// (bits 56 up) and the mask of the attributes the program set (no kind has an attribute past 38),
+// then their values in the mask's order, so a descriptor costs the key what was set of it. Null
+// adds a zero (a null layout, emulation descriptor...), which `nullable` allows. Returns where the
+// record starts in the key, for attribute_of(), or null.
+inline const std::uint64_t* add_record(Key& key, const void* object, BlasKind kind, bool nullable = false) noexcept {
   if (object == nullptr) {
     if (!nullable) key.refuse();
     key.add(0);
     return nullptr;
   }
-  if (!g_blas_objects.read(object, record) || record.kind != kind) {
+  const std::uint32_t start = key.length;
+  const bool read = g_blas_objects.read(object, kind, [&](const std::atomic<std::uint64_t>* words, std::uint32_t) {
+    const std::uint64_t mask = words[0].load(std::memory_order_relaxed);
+    std::uint64_t* to = key.extend(1 + bits_in(mask));
+    if (to == nullptr) return;
+    *to++ = mask | std::uint64_t{kind} << 56;
+    for (std::uint64_t left = mask; left != 0; left &= left - 1)
+      *to++ = words[1 + __builtin_ctzll(left)].load(std::memory_order_relaxed);
+  });
+  if (!read || !key.complete) {
     key.refuse();
     return nullptr;
   }
-  key.add(kind);
-  for (std::uint32_t i = 0; i < words; ++i) key.add(record.words[i]);
-  return record.words;
+  return &key.words[start];
 }
 
-// The value of attribute `id` of a descriptor record, or `otherwise` when the program left it at
-// its default.
-inline std::uint64_t attribute_of(const std::uint64_t* words, int id, std::uint64_t otherwise) noexcept {
-  return ((words[0] >> id) & 1) ? words[1 + id] : otherwise;
+// The value of attribute `id` of a descriptor's record in a key (add_record's words), or
+// `otherwise` when the program left it at its default.
+inline std::uint64_t attribute_of(const std::uint64_t* record, int id, std::uint64_t otherwise) noexcept {
+  const std::uint64_t mask = record[0] & ((std::uint64_t{1} << 56) - 1);
+  if (!((mask >> id) & 1)) return otherwise;
+  return record[1 + bits_in(mask & ((std::uint64_t{1} << id) - 1))];
 }
 
 // Whether a call from `caller` may be replayed or answered from a cache: not a library's own (cuDNN

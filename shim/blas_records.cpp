@@ -22,144 +22,155 @@ BlasRegistry g_blas_objects;
 
 namespace {
 
-using Words = std::uint64_t[BlasRegistry::kWords];
+using Words = replay::SlotWords;
 
 // ---- cuBLASLt descriptors: a mask and the attributes' bytes ------------------------------------
 
-bool put(Words& w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
+// A descriptor's record is usable at this length (a key reads it by its mask: blas_keys.h).
+constexpr std::uint32_t kUsable = 1;
+
+bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
   if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
   std::uint64_t value = 0;
   std::memcpy(&value, bytes, size);
-  w[0] |= std::uint64_t{1} << id;
-  w[1 + id] = value;
+  w[1 + id].store(value, std::memory_order_relaxed);
+  w[0].store(w[0].load(std::memory_order_relaxed) | std::uint64_t{1} << id, std::memory_order_relaxed);
   return true;
 }
 template <typename T>
-bool put_value(Words& w, std::uint64_t attributes, int id, T value) {
+bool put_value(Words w, std::uint64_t attributes, int id, T value) {
   return put(w, attributes, id, &value, sizeof value);
 }
 
-// A set of an attribute the descriptor kind has keeps the record as known as it was; one it does
+// A set of an attribute the descriptor kind has keeps the record as usable as it was; one it does
 // not have (or an odd size) makes it unknown until it is made again.
 template <std::uint64_t kAttributes>
-bool record_attribute(Words& w, bool known, int id, const void* buf, std::size_t size) {
-  return put(w, kAttributes, id, buf, size) && known;
+std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void* buf, std::size_t size) {
+  return put(w, kAttributes, id, buf, size) ? length : 0;
 }
 
-bool matmul_desc_defaults(Words& w, cublasComputeType_t compute, cudaDataType_t scale) {
-  std::memset(w, 0, sizeof w);
-  return put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, static_cast<std::int32_t>(compute)) &&
-         put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_SCALE_TYPE, static_cast<std::int32_t>(scale));
+// A fresh record: no attribute set but those of the create.
+std::uint32_t no_attributes(Words w) {
+  w[0].store(0, std::memory_order_relaxed);
+  return kUsable;
 }
-bool record_matmul_desc_init(Words& w, bool, std::size_t, cublasComputeType_t compute, cudaDataType_t scale) {
+
+std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
+  no_attributes(w);
+  return put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, static_cast<std::int32_t>(compute)) &&
+                 put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_SCALE_TYPE, static_cast<std::int32_t>(scale))
+             ? kUsable
+             : 0;
+}
+std::uint32_t record_matmul_desc_init(Words w, std::uint32_t, std::size_t, cublasComputeType_t compute,
+                                      cudaDataType_t scale) {
   return matmul_desc_defaults(w, compute, scale);
 }
-bool record_matmul_desc_attribute(Words& w, bool known, cublasLtMatmulDescAttributes_t id, const void* buf,
-                                  std::size_t size) {
-  return record_attribute<kMatmulDescAttributes>(w, known, id, buf, size);
+std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublasLtMatmulDescAttributes_t id,
+                                           const void* buf, std::size_t size) {
+  return record_attribute<kMatmulDescAttributes>(w, length, id, buf, size);
 }
 
-bool layout_defaults(Words& w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
-  std::memset(w, 0, sizeof w);
+std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+  no_attributes(w);
   return put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, static_cast<std::uint32_t>(type)) &&
-         put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_ROWS, rows) &&
-         put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_COLS, cols) &&
-         put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_LD, ld);
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_ROWS, rows) &&
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_COLS, cols) &&
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_LD, ld)
+             ? kUsable
+             : 0;
 }
-bool record_layout_init(Words& w, bool, std::size_t, cudaDataType type, std::uint64_t rows, std::uint64_t cols,
-                        std::int64_t ld) {
+std::uint32_t record_layout_init(Words w, std::uint32_t, std::size_t, cudaDataType type, std::uint64_t rows,
+                                 std::uint64_t cols, std::int64_t ld) {
   return layout_defaults(w, type, rows, cols, ld);
 }
-bool record_layout_attribute(Words& w, bool known, cublasLtMatrixLayoutAttribute_t id, const void* buf,
-                             std::size_t size) {
-  return record_attribute<kLayoutAttributes>(w, known, id, buf, size);
+std::uint32_t record_layout_attribute(Words w, std::uint32_t length, cublasLtMatrixLayoutAttribute_t id,
+                                      const void* buf, std::size_t size) {
+  return record_attribute<kLayoutAttributes>(w, length, id, buf, size);
 }
 
-bool preference_defaults(Words& w) {
-  std::memset(w, 0, sizeof w);
-  return true;
-}
-bool record_preference_init(Words& w, bool, std::size_t) { return preference_defaults(w); }
-bool record_preference_attribute(Words& w, bool known, cublasLtMatmulPreferenceAttributes_t id, const void* buf,
-                                 std::size_t size) {
-  return record_attribute<kPreferenceAttributes>(w, known, id, buf, size);
+std::uint32_t preference_defaults(Words w) { return no_attributes(w); }
+std::uint32_t record_preference_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
+std::uint32_t record_preference_attribute(Words w, std::uint32_t length, cublasLtMatmulPreferenceAttributes_t id,
+                                          const void* buf, std::size_t size) {
+  return record_attribute<kPreferenceAttributes>(w, length, id, buf, size);
 }
 
-bool emulation_defaults(Words& w) { return preference_defaults(w); }
-bool record_emulation_init(Words& w, bool, std::size_t) { return preference_defaults(w); }
-bool record_emulation_attribute(Words& w, bool known, cublasLtEmulationDescAttributes_t id, const void* buf,
-                                std::size_t size) {
-  return record_attribute<kEmulationAttributes>(w, known, id, buf, size);
+std::uint32_t emulation_defaults(Words w) { return no_attributes(w); }
+std::uint32_t record_emulation_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
+std::uint32_t record_emulation_attribute(Words w, std::uint32_t length, cublasLtEmulationDescAttributes_t id,
+                                         const void* buf, std::size_t size) {
+  return record_attribute<kEmulationAttributes>(w, length, id, buf, size);
 }
 
 // ---- cuBLAS handles ------------------------------------------------------------------------------
 
 template <typename Edit>
-bool edit_handle(Words& w, bool known, Edit&& edit) {
-  BlasHandleRecord r;
-  std::memcpy(&r, w, sizeof r);
+std::uint32_t edit_handle(Words w, std::uint32_t length, Edit&& edit) {
+  BlasHandleRecord r = replay::load_record<BlasHandleRecord>(w);
   edit(r);
-  std::memcpy(w, &r, sizeof r);
-  return known;
+  replay::store_record(w, r);
+  return length;
 }
 
-bool blas_handle_defaults(Words& w) {
-  std::memset(w, 0, sizeof w);
-  return true;  // every field as cuBLAS makes it; `set` says none was set
+std::uint32_t blas_handle_defaults(Words w) {
+  // Every field as cuBLAS makes it; `set` says none was set.
+  return replay::store_record(w, BlasHandleRecord{});
 }
-bool record_stream(Words& w, bool known, cudaStream_t stream) {
-  return edit_handle(w, known, [&](BlasHandleRecord& r) {
+std::uint32_t record_stream(Words w, std::uint32_t length, cudaStream_t stream) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
     r.stream = reinterpret_cast<std::uintptr_t>(stream);
     r.workspace = r.workspace_size = 0;
     r.set = (r.set | BlasHandleRecord::kStream) & ~std::uint64_t{BlasHandleRecord::kWorkspace};
   });
 }
-bool record_workspace(Words& w, bool known, void* workspace, std::size_t size) {
-  return edit_handle(w, known, [&](BlasHandleRecord& r) {
+std::uint32_t record_workspace(Words w, std::uint32_t length, void* workspace, std::size_t size) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
     r.workspace = reinterpret_cast<std::uintptr_t>(workspace), r.workspace_size = size;
     r.set |= BlasHandleRecord::kWorkspace;
   });
 }
 template <auto kField, BlasHandleRecord::Field kBit, typename T>
-bool record_field(Words& w, bool known, T value) {
-  return edit_handle(w, known, [&](BlasHandleRecord& r) {
+std::uint32_t record_field(Words w, std::uint32_t length, T value) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
     r.*kField = static_cast<std::remove_reference_t<decltype(r.*kField)>>(value);
     r.set |= kBit;
   });
 }
-bool record_pointer_mode(Words& w, bool known, cublasPointerMode_t mode) {
-  return record_field<&BlasHandleRecord::pointer_mode, BlasHandleRecord::kPointerMode>(w, known, mode);
+std::uint32_t record_pointer_mode(Words w, std::uint32_t length, cublasPointerMode_t mode) {
+  return record_field<&BlasHandleRecord::pointer_mode, BlasHandleRecord::kPointerMode>(w, length, mode);
 }
-bool record_math_mode(Words& w, bool known, cublasMath_t mode) {
-  return record_field<&BlasHandleRecord::math_mode, BlasHandleRecord::kMathMode>(w, known, mode);
+std::uint32_t record_math_mode(Words w, std::uint32_t length, cublasMath_t mode) {
+  return record_field<&BlasHandleRecord::math_mode, BlasHandleRecord::kMathMode>(w, length, mode);
 }
-bool record_atomics_mode(Words& w, bool known, cublasAtomicsMode_t mode) {
-  return record_field<&BlasHandleRecord::atomics, BlasHandleRecord::kAtomics>(w, known, mode);
+std::uint32_t record_atomics_mode(Words w, std::uint32_t length, cublasAtomicsMode_t mode) {
+  return record_field<&BlasHandleRecord::atomics, BlasHandleRecord::kAtomics>(w, length, mode);
 }
-bool record_sm_count_target(Words& w, bool known, int count) {
-  return record_field<&BlasHandleRecord::sm_count, BlasHandleRecord::kSmCount>(w, known, count);
+std::uint32_t record_sm_count_target(Words w, std::uint32_t length, int count) {
+  return record_field<&BlasHandleRecord::sm_count, BlasHandleRecord::kSmCount>(w, length, count);
 }
-bool record_emulation_strategy(Words& w, bool known, cublasEmulationStrategy_t strategy) {
-  return record_field<&BlasHandleRecord::strategy, BlasHandleRecord::kStrategy>(w, known, strategy);
+std::uint32_t record_emulation_strategy(Words w, std::uint32_t length, cublasEmulationStrategy_t strategy) {
+  return record_field<&BlasHandleRecord::strategy, BlasHandleRecord::kStrategy>(w, length, strategy);
 }
-bool record_special_values_support(Words& w, bool known, cudaEmulationSpecialValuesSupport mask) {
-  return record_field<&BlasHandleRecord::special_values, BlasHandleRecord::kSpecialValues>(w, known, mask);
+std::uint32_t record_special_values_support(Words w, std::uint32_t length, cudaEmulationSpecialValuesSupport mask) {
+  return record_field<&BlasHandleRecord::special_values, BlasHandleRecord::kSpecialValues>(w, length, mask);
 }
-bool record_mantissa_control(Words& w, bool known, cudaEmulationMantissaControl control) {
-  return record_field<&BlasHandleRecord::mantissa_control, BlasHandleRecord::kMantissaControl>(w, known, control);
+std::uint32_t record_mantissa_control(Words w, std::uint32_t length, cudaEmulationMantissaControl control) {
+  return record_field<&BlasHandleRecord::mantissa_control, BlasHandleRecord::kMantissaControl>(w, length, control);
 }
-bool record_max_mantissa_bit_count(Words& w, bool known, int bits) {
-  return record_field<&BlasHandleRecord::max_mantissa_bits, BlasHandleRecord::kMaxMantissaBits>(w, known, bits);
+std::uint32_t record_max_mantissa_bit_count(Words w, std::uint32_t length, int bits) {
+  return record_field<&BlasHandleRecord::max_mantissa_bits, BlasHandleRecord::kMaxMantissaBits>(w, length, bits);
 }
-bool record_mantissa_bit_offset(Words& w, bool known, int offset) {
-  return record_field<&BlasHandleRecord::mantissa_offset, BlasHandleRecord::kMantissaOffset>(w, known, offset);
+std::uint32_t record_mantissa_bit_offset(Words w, std::uint32_t length, int offset) {
+  return record_field<&BlasHandleRecord::mantissa_offset, BlasHandleRecord::kMantissaOffset>(w, length, offset);
 }
-bool record_mantissa_bit_count_pointer(Words& w, bool known, int* pointer) {
-  return edit_handle(w, known, [&](BlasHandleRecord& r) {
+std::uint32_t record_mantissa_bit_count_pointer(Words w, std::uint32_t length, int* pointer) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
     r.mantissa_bits_pointer = reinterpret_cast<std::uintptr_t>(pointer);
     r.set |= BlasHandleRecord::kMantissaBitsPointer;
   });
 }
+static_assert(replay::words_of<BlasHandleRecord>() <= BlasRegistry::kWords, "a handle's record fits the registry");
 
 constexpr std::nullptr_t no_hook = nullptr;
 

@@ -170,10 +170,11 @@ cublasStatus_t gemm(int op, std::index_sequence<I...>, const void* caller, Args.
   }
   note_cudnn_call();
   const cublasHandle_t handle = std::get<0>(std::forward_as_tuple(args...));
-  BlasRegistry::Record record;
-  const bool known = g_blas_objects.read(handle, record) && record.kind == kBlasHandle;
   BlasHandleRecord state{};
-  if (known) std::memcpy(&state, record.words, sizeof state);
+  const bool known = g_blas_objects.read(handle, kBlasHandle, [&](const std::atomic<std::uint64_t>* words,
+                                                                  std::uint32_t) {
+    state = replay::load_record<BlasHandleRecord>(words);
+  });
   Gemm<kReal, Args...> x{cublas.real, {args...}, handle, state};
   const ReplayCall call{Family::kGemm, caller, reinterpret_cast<CUstream>(state.stream), CUBLAS_STATUS_EXECUTION_FAILED,
                         &x,            x.run,  x.enter,                                  x.leave,

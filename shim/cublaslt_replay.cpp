@@ -40,26 +40,18 @@ enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-constexpr std::uint32_t kDescWords = record_words(kMatmulDescAttributes);
-constexpr std::uint32_t kLayoutWords = record_words(kLayoutAttributes);
-constexpr std::uint32_t kPreferenceWords = record_words(kPreferenceAttributes);
-constexpr std::uint32_t kEmulationWords = record_words(kEmulationAttributes);
-
-// The descriptor and the four layouts, into `key`; the descriptor's record into `desc`.
-const std::uint64_t* add_operation(Key& key, BlasRegistry::Record& desc, cublasLtMatmulDesc_t operation,
-                                   cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
+// The descriptor and the four layouts, into `key`; where the descriptor's record is in it.
+const std::uint64_t* add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
                                    cublasLtMatrixLayout_t d) noexcept {
-  const std::uint64_t* words = add_record(key, desc, operation, kMatmulDesc, kDescWords);
-  if (words != nullptr) {
+  const std::uint64_t* desc = add_record(key, operation, kMatmulDesc);
+  if (desc != nullptr) {
     // The emulation descriptor the matmul descriptor names is a part of it.
-    const auto emulation =
-        reinterpret_cast<const void*>(attribute_of(words, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 0));
-    BlasRegistry::Record record;
-    add_record(key, record, emulation, kEmulation, kEmulationWords, true);
+    add_record(key, reinterpret_cast<const void*>(attribute_of(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 0)),
+               kEmulation, true);
   }
-  BlasRegistry::Record layout;
-  for (cublasLtMatrixLayout_t l : {a, b, c, d}) add_record(key, layout, l, kLayout, kLayoutWords);
-  return words;
+  for (cublasLtMatrixLayout_t l : {a, b, c, d}) add_record(key, l, kLayout);
+  return desc;
 }
 
 // One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.
@@ -160,8 +152,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add_pointer(handle);
   key.add(kMatmul);
   key.add_pointer(current_context(caller));
-  BlasRegistry::Record record;
-  const std::uint64_t* words = add_operation(key, record, desc, a_desc, b_desc, c_desc, d_desc);
+  const std::uint64_t* words = add_operation(key, desc, a_desc, b_desc, c_desc, d_desc);
   if (words != nullptr) add_scales(key, words, alpha, beta);
   for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_pointer(pointer);
   key.add(algo != nullptr);
@@ -200,9 +191,8 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   key.add_pointer(handle);
   key.add(kHeuristic);
   key.add_pointer(current_context(caller));
-  BlasRegistry::Record record;
-  add_operation(key, record, desc, a, b, c, d);
-  add_record(key, record, preference, kPreference, kPreferenceWords);
+  add_operation(key, desc, a, b, c, d);
+  add_record(key, preference, kPreference);
   key.add(static_cast<std::uint64_t>(requested));
   if (!key.complete || key.words[2] == 0) return direct();
   Answers::Answer answer;

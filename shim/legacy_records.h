@@ -11,8 +11,8 @@
 // without making it known.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "replay/descriptor_registry.h"
 
@@ -30,8 +30,8 @@ enum DescriptorKind : std::uint32_t {
 };
 
 // 4096 live descriptors: ONNX Runtime keeps a few per node; PyTorch makes and destroys its own
-// around each call. A record is at most 16 words.
-using LegacyRegistry = replay::DescriptorRegistry<4096, 16>;
+// around each call. A record is at most 18 words (a pooling record of eight dimensions).
+using LegacyRegistry = replay::DescriptorRegistry<4096, 18>;
 extern LegacyRegistry g_legacy_descriptors __attribute__((visibility("hidden")));
 
 inline constexpr int kMaxDims = 8;  // CUDNN_DIM_MAX
@@ -40,9 +40,14 @@ inline constexpr int kMaxDims = 8;  // CUDNN_DIM_MAX
 // same way: the key holds what the program said, not what cuDNN made of it).
 enum Setter : std::int32_t { kUnset = 0, kFourD, kFourDEx, kNd, kNdEx, kDerivedBn, kTwoD };
 
+// A record's words that a key needs are its first ones: a tensor, filter or pooling record keeps its
+// per-dimension fields together, so one of N dimensions is its header and N entries (the length
+// its setter stores: record_words below), not the eight dimensions cuDNN allows.
 struct TensorRecord {
   std::int32_t setter, format, type, nb_dims;
-  std::int32_t dims[kMaxDims], strides[kMaxDims];
+  struct Dimension {
+    std::int32_t size, stride;
+  } dims[kMaxDims];
 };
 struct FilterRecord {
   std::int32_t setter, type, format, nb_dims;
@@ -58,7 +63,9 @@ struct ActivationRecord {
 };
 struct PoolingRecord {
   std::int32_t setter, mode, nan, nb_dims;
-  std::int32_t window[kMaxDims], padding[kMaxDims], stride[kMaxDims];
+  struct Dimension {
+    std::int32_t window, padding, stride, unused;
+  } dims[kMaxDims];
 };
 struct OpTensorRecord {
   std::int32_t op, compute_type, nan, unused;
@@ -73,18 +80,17 @@ struct TensorTransformRecord {
   std::uint32_t fold[kMaxDims];
 };
 
-// The registry's words as a record and back (a record is plain data, zero-padded to the words).
+// The words of a record of `nb` dimensions: its header (two words) and its first `nb` entries.
 template <typename Record>
-Record record_from(const std::uint64_t* words) noexcept {
-  static_assert(sizeof(Record) <= LegacyRegistry::kWords * 8, "a record fits the registry's words");
-  Record r;
-  std::memcpy(&r, words, sizeof r);
-  return r;
+constexpr std::uint32_t record_words(int nb) noexcept {
+  return static_cast<std::uint32_t>((16 + nb * sizeof Record::dims[0] + 7) / 8);
 }
-template <typename Record>
-void words_from(const Record& r, std::uint64_t (&words)[LegacyRegistry::kWords]) noexcept {
-  std::memset(words, 0, sizeof words);
-  std::memcpy(words, &r, sizeof r);
-}
+static_assert(replay::words_of<TensorRecord>() <= LegacyRegistry::kWords &&
+                  replay::words_of<PoolingRecord>() <= LegacyRegistry::kWords &&
+                  replay::words_of<ConvolutionRecord>() <= LegacyRegistry::kWords &&
+                  replay::words_of<TensorTransformRecord>() <= LegacyRegistry::kWords,
+              "a record fits the registry's words");
+// The data type a tensor record's second word holds in its low half (the scaling factors' size).
+static_assert(offsetof(TensorRecord, type) == 8, "a tensor record's type opens its second word");
 
 }  // namespace cudnn_fastpath::shim

@@ -15,6 +15,7 @@
 // on the handle's stream: the capture points the handle at the shim's stream and back.
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,24 +43,23 @@ constexpr Role H = Role::H, V = Role::V, S = Role::S, T = Role::T, TO = Role::TO
                C = Role::C, A = Role::A, A0 = Role::A0, P = Role::P, O = Role::O, L = Role::L, D = Role::D;
 }  // namespace roles
 
-// The descriptor kind and record size of each descriptor type, and which roles take it.
+// The descriptor kind of each descriptor type, and which roles take it.
 template <typename T>
 struct DescriptorOf {
   static constexpr DescriptorKind kind = DescriptorKind{};
 };
-#define CUDNN_FASTPATH_DESCRIPTOR_OF(type, the_kind, record)                                    \
-  template <>                                                                                   \
-  struct DescriptorOf<type> {                                                                   \
-    static constexpr DescriptorKind kind = the_kind;                                            \
-    static constexpr std::uint32_t words = (sizeof(record) + 7) / 8;                            \
+#define CUDNN_FASTPATH_DESCRIPTOR_OF(type, the_kind) \
+  template <>                                                \
+  struct DescriptorOf<type> {                                \
+    static constexpr DescriptorKind kind = the_kind;         \
   };
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnTensorDescriptor_t, kTensor, TensorRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnFilterDescriptor_t, kFilter, FilterRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnConvolutionDescriptor_t, kConvolution, ConvolutionRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnActivationDescriptor_t, kActivation, ActivationRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnPoolingDescriptor_t, kPooling, PoolingRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnOpTensorDescriptor_t, kOpTensor, OpTensorRecord)
-CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnLRNDescriptor_t, kLrn, LrnRecord)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnTensorDescriptor_t, kTensor)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnFilterDescriptor_t, kFilter)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnConvolutionDescriptor_t, kConvolution)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnActivationDescriptor_t, kActivation)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnPoolingDescriptor_t, kPooling)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnOpTensorDescriptor_t, kOpTensor)
+CUDNN_FASTPATH_DESCRIPTOR_OF(cudnnLRNDescriptor_t, kLrn)
 #undef CUDNN_FASTPATH_DESCRIPTOR_OF
 
 // Whether `role` may describe an argument of type T: the table is checked against cuDNN's own
@@ -101,7 +101,7 @@ struct KeyWriter {
     using U = std::remove_cv_t<T>;
     if (role == Role::H) return;  // the key's first word already
     if constexpr (DescriptorOf<U>::kind != DescriptorKind{}) {
-      add_descriptor(DescriptorOf<U>::kind, DescriptorOf<U>::words, value, role);
+      add_descriptor(DescriptorOf<U>::kind, value, role);
     } else if constexpr (std::is_pointer_v<U>) {
       if (role == Role::S) {
         if (scale_count == 4 || value == nullptr) return key.refuse();
@@ -116,16 +116,22 @@ struct KeyWriter {
     }
   }
 
-  void add_descriptor(DescriptorKind kind, std::uint32_t words, const void* descriptor, Role role) noexcept {
+  // A descriptor's record, after a word of its kind and length (so that records of different
+  // lengths never run into each other).
+  void add_descriptor(DescriptorKind kind, const void* descriptor, Role role) noexcept {
     if (descriptor == nullptr) {
       if (role != Role::T0 && role != Role::A0) return key.refuse();
       return key.add(0);
     }
-    LegacyRegistry::Record record;
-    if (!g_legacy_descriptors.read(descriptor, record) || record.kind != kind) return key.refuse();
-    key.add(kind);
-    for (std::uint32_t i = 0; i < words; ++i) key.add(record.words[i]);
-    if (role == Role::TO) wide = record_from<TensorRecord>(record.words).type == CUDNN_DATA_DOUBLE;
+    const bool read = g_legacy_descriptors.read(descriptor, kind, [&](const std::atomic<std::uint64_t>* words,
+                                                                       std::uint32_t length) {
+      std::uint64_t* to = key.extend(1 + length);
+      if (to == nullptr) return;
+      to[0] = kind | std::uint64_t{length} << 32;
+      for (std::uint32_t i = 0; i < length; ++i) to[1 + i] = words[i].load(std::memory_order_relaxed);
+      if (role == Role::TO && length >= 2) wide = static_cast<std::int32_t>(to[2]) == CUDNN_DATA_DOUBLE;
+    });
+    if (!read) key.refuse();
   }
 
   void finish() noexcept {
@@ -167,7 +173,8 @@ cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const 
   static_assert((fits<Args>(kRoles[I]) && ...), "a role of the table does not fit its argument's type");
   static_assert(kRoles[0] == Role::H, "the handle comes first");
   const std::uint32_t m = current_mode();
-  const auto real = binding_for(Library::kCudnn, caller).real.*kReal;
+  const Binding& cudnn = binding_for(Library::kCudnn, caller);
+  const auto real = cudnn.real.*kReal;
   if (__builtin_expect(m & mode::kFollower, 0)) {
     const DispatchV1& lead = leader();
     if (leads(lead, kOffset)) return (lead.*kLeader)(caller, args...);
@@ -185,7 +192,6 @@ cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const 
     return real(args...);
   }
   note_cudnn_call();
-  const Binding& cudnn = binding_for(Library::kCudnn, caller);
   cudaStream_t stream = nullptr;
   const bool known_stream = handle_stream(cudnn.real, handle, m, stream);
   OpCall<kReal, Args...> x{cudnn.real, {args...}, handle, stream};

@@ -3,10 +3,12 @@
 // one template per action over a DescriptorRegistry (replay/descriptor_registry.h).
 //
 // Every call reaches the library as it came; what the program's own calls made of the object is
-// recorded. A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
+// recorded, while the feature that reads the records is on (legacy replay for cuDNN's, cuBLAS
+// replay for the others'). A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
 // their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's captures, is not
 // recorded: the registry forgets the address instead, which may have been a program's. A set the
-// library refuses leaves the record unknown.
+// library refuses leaves the record unknown. With the feature off, nothing is recorded and every
+// call forgets its object's address, so that a record never outlives a set the shim did not see.
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "replay/descriptor_registry.h"
 #include "shim/callers.h"
 #include "shim/counters.h"
 #include "shim/dispatch.h"
@@ -37,12 +40,17 @@ inline bool programs_own(const void* caller) noexcept {
 
 // The actions, over `registry` (a Registry) of the objects of `library`, whose calls return Status
 // (`missing` for a library without the function). The entry tables name an action, a kind and a
-// recorder: `bool recorder(Words&, bool known, the call's other arguments...)` for a set or an
-// init (whether the record is known after it), `bool defaults(Words&)` for a create (null: unknown
-// until set), `void hook(object)` for a destroy (null: none), run before the real destroy.
+// recorder: `std::uint32_t recorder(replay::SlotWords, std::uint32_t length, the call's other
+// arguments...)` for a set or an init, which edits the record in place and returns its length after
+// the call (0: not usable; `length` is what it was), `std::uint32_t defaults(replay::SlotWords, the
+// create's other arguments...)` for a create (null: not usable until set), `void hook(object)` for
+// a destroy (null: none), run before the real destroy.
 template <typename Registry, Registry& registry, Library library, typename Status, Status missing>
 struct RecordedCalls {
-  using Words = std::uint64_t[Registry::kWords];
+  static constexpr std::uint32_t kFeature = library == Library::kCudnn ? mode::kLegacy : mode::kCublas;
+
+  // Whether this call's object is recorded: the feature is on and the call is the program's own.
+  static bool recording(std::uint32_t m, const void* caller) noexcept { return (m & kFeature) && programs_own(caller); }
 
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
   // older than these entries, to the library), a caller without the library gets its error.
@@ -76,14 +84,14 @@ struct RecordedCalls {
     note_cudnn_call();
     status = real(object, rest...);
     if (status != 0 || object == nullptr) return status;
-    if (!programs_own(caller)) {
+    if (!recording(m, caller)) {
       registry.forget(*object);
-    } else if constexpr (kDefaults != nullptr) {
-      Words words;
-      const bool known = kDefaults(words, rest...);
-      registry.created(*object, kKind, words, known);  // no room: unknown, as if made around the shim
     } else {
-      registry.created(*object, kKind, nullptr, false);
+      // No room: unknown, as if made around the shim.
+      registry.created(*object, kKind, [&](replay::SlotWords words) -> std::uint32_t {
+        if constexpr (kDefaults != nullptr) return kDefaults(words, rest...);
+        else return (void)words, 0;
+      });
     }
     return status;
   }
@@ -99,13 +107,11 @@ struct RecordedCalls {
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     note_cudnn_call();
     status = real(object, rest...);
-    if (!programs_own(caller) || status != 0) {
+    if (!recording(m, caller) || status != 0) {
       registry.forget(object);
       return status;
     }
-    Words words{};
-    const bool known = kRecord(words, false, rest...);
-    registry.created(object, kKind, words, known);
+    registry.created(object, kKind, [&](replay::SlotWords words) { return kRecord(words, 0, rest...); });
     return status;
   }
 
@@ -117,17 +123,13 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     status = real(object, rest...);
-    if (!programs_own(caller)) {
+    if (!recording(m, caller)) {
       registry.forget(object);
     } else if (status != 0) {
       registry.unknown(object);
     } else {
-      registry.write(object, kKind, [&](std::atomic<std::uint64_t>* into, bool known) {
-        Words words;
-        for (std::size_t i = 0; i < Registry::kWords; ++i) words[i] = into[i].load(std::memory_order_relaxed);
-        const bool now = kRecord(words, known, rest...);
-        for (std::size_t i = 0; i < Registry::kWords; ++i) into[i].store(words[i], std::memory_order_relaxed);
-        return now;
+      registry.write(object, kKind, [&](replay::SlotWords words, std::uint32_t length) {
+        return kRecord(words, length, rest...);
       });
     }
     return status;

@@ -245,43 +245,58 @@ void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
                      static_cast<long>(getpid()), u(s.skipped + s.forwarded), u(s.handles), u(s.live_handles));
   for (int i = 0; i < kCounters; ++i)
     fits = fits && append(json, sizeof json, used, "  \"%s\": %llu,\n", kCounterNames[i].key, u(values[i]));
+  const Binding* lt = first_binding(Library::kCublasLt);
+  const Binding* blas = first_binding(Library::kCublas);
+  char lt_library[1024], blas_library[1024];
+  json_escape(lt ? lt->object : "", lt_library, sizeof lt_library);
+  json_escape(blas ? blas->object : "", blas_library, sizeof blas_library);
+  const auto boolean = [](bool b) { return b ? "true" : "false"; };
   fits = fits && append(json, sizeof json, used,
                         "  \"resolved_by\": \"%s\",\n  \"cudnn_library\": \"%s\",\n  \"cudnn_libraries\": %d,\n"
-                        "  \"cudart_resolved_by\": \"%s\",\n  \"verify\": %s,\n  \"variant_packs\": %s,\n"
-                        "  \"graphs\": %s,\n  \"dlsym\": %s,\n  \"disabled\": %s,\n  \"cudnn_unseen\": \"%s\",\n"
-                        "  \"dlsym_callers\": ",
+                        "  \"cudart_resolved_by\": \"%s\",\n  \"cublaslt_library\": \"%s\",\n"
+                        "  \"cublas_library\": \"%s\",\n  \"verify\": %s,\n  \"variant_packs\": %s,\n"
+                        "  \"graphs\": %s,\n  \"legacy\": %s,\n  \"cublas\": %s,\n  \"dlsym\": %s,\n"
+                        "  \"disabled\": %s,\n  \"cudnn_unseen\": \"%s\",\n  \"dlsym_callers\": ",
                         how_found(Library::kCudnn), library, distinct_bindings(Library::kCudnn),
-                        how_found(Library::kCudart), cfg.verify ? "true" : "false",
-                        cfg.variant_packs ? "true" : "false", cfg.variant_packs && cfg.graphs ? "true" : "false",
-                        cfg.dlsym ? "true" : "false", cfg.disable ? "true" : "false", unseen_json);
+                        how_found(Library::kCudart), lt_library, blas_library, boolean(cfg.verify),
+                        boolean(cfg.variant_packs), boolean(cfg.variant_packs && cfg.graphs),
+                        boolean(cfg.graphs && cfg.legacy), boolean(cfg.cublas), boolean(cfg.dlsym),
+                        boolean(cfg.disable), unseen_json);
   fits = fits && append_dlsym_callers(json, sizeof json, used) && append(json, sizeof json, used, "\n}\n");
   if (fits) replace_file(path, json, used);
 }
 
-// One line per group of counters ("cudnnSetStream: 999 skipped, 1 forwarded, ..."); a group whose
-// counts are all zero is left out but for the first, then the handles and where cuDNN was found.
+// One line per group of counters ("cudnnSetStream: 999 skipped, 1 forwarded, ..."), in the order
+// the groups first appear in the list (a counter appended later joins its group's line); a group
+// whose counts are all zero is left out but for the first. Then the handles and where the libraries
+// were found.
 void write_stderr(const cudnn_fastpath_stats_t& s) {
   std::uint64_t values[kCounters];
   counter_values(s, values);
-  for (int first = 0; first < kCounters;) {
-    int end = first;
-    bool any = false;
-    for (; end < kCounters && std::strcmp(kCounterNames[end].group, kCounterNames[first].group) == 0; ++end)
-      any = any || values[end] != 0;
-    if (any || first == 0) {
-      char line[512];
-      std::size_t used = 0;
-      bool fits = append(line, sizeof line, used, "%s:", kCounterNames[first].group);
-      for (int i = first; i < end; ++i)
+  const auto same_group = [](int a, int b) { return std::strcmp(kCounterNames[a].group, kCounterNames[b].group) == 0; };
+  for (int first = 0; first < kCounters; ++first) {
+    bool seen_before = false, any = false;
+    for (int j = 0; j < first && !seen_before; ++j) seen_before = same_group(j, first);
+    if (seen_before) continue;
+    for (int i = first; i < kCounters; ++i) any = any || (same_group(i, first) && values[i] != 0);
+    if (!any && first != 0) continue;
+    char line[512];
+    std::size_t used = 0;
+    bool fits = append(line, sizeof line, used, "%s:", kCounterNames[first].group);
+    for (int i = first; i < kCounters; ++i)
+      if (same_group(i, first))
         fits = fits && append(line, sizeof line, used, "%s %llu %s", i == first ? "" : ",",
                               static_cast<unsigned long long>(values[i]), kCounterNames[i].label);
-      log_line("%s", line);
-    }
-    first = end;
+    log_line("%s", line);
   }
   const Binding* cudnn = first_binding(Library::kCudnn);
-  log_line("%llu handles; cuDNN found by %s in %s", static_cast<unsigned long long>(s.handles),
-           how_found(Library::kCudnn), cudnn ? cudnn->object : "");
+  if (cudnn != nullptr || s.handles != 0)
+    log_line("%llu handles; cuDNN found by %s in %s", static_cast<unsigned long long>(s.handles),
+             how_found(Library::kCudnn), cudnn ? cudnn->object : "");
+  const Binding* lt = first_binding(Library::kCublasLt);
+  const Binding* blas = first_binding(Library::kCublas);
+  if (lt != nullptr || blas != nullptr)
+    log_line("cuBLASLt in %s; cuBLAS in %s", lt ? lt->object : "(not used)", blas ? blas->object : "(not used)");
 }
 
 __attribute__((destructor)) void report_at_exit() {

@@ -17,6 +17,14 @@
 //   execute  the same pack executed on a handle with its own stream: a steady op, replayed as a
 //            CUDA graph launch after the first three (the stub driver models capture and launch)
 //   miss     as execute, but every op's pointers are new: nothing can be cached or replayed
+//   bn       PyTorch's batch norm in eval: two tensor descriptors created and set, the
+//            inference call (replayed after the first three), the descriptors destroyed
+//   tensor   one tensor descriptor created, set and destroyed: what recording costs
+//   matmul   a cublasLtMatmul with descriptors made once (replayed after the first three)
+//   heuristic  the same matmul's cublasLtMatmulAlgoGetHeuristic (answered from the cache)
+//   linear   PyTorch's Linear as cuBLASLt sees it: a matmul descriptor, three layouts and a
+//            preference made, set and destroyed around the heuristic and the matmul
+//   gemm     a cublasGemmEx on a handle with a workspace (replayed after the first three)
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -26,6 +34,9 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <cublasLt.h>
+#include <cublas_api.h>
 
 #include "bench/shim/other_code.h"
 #include "tests/packs/pack_api.h"
@@ -57,6 +68,96 @@ bool pack_op(std::uintptr_t base, bool execute) {
 
 // An op, and the ops it needs before it is in its steady state (caches filled, graphs captured,
 // or, for a load that never repeats, the caches backed off).
+// ---- legacy cuDNN ----
+alignas(8) unsigned char g_x[64], g_y[64], g_scale[64], g_bias[64], g_mean[64], g_var[64];
+
+bool tensor_op(int) {
+  cudnnTensorDescriptor_t t = nullptr;
+  const int dims[4] = {1, 8, 4, 4}, strides[4] = {128, 16, 4, 1};
+  cudnnStatus_t s = cudnnCreateTensorDescriptor(&t);
+  if (s == 0) s = cudnnSetTensorNdDescriptor(t, CUDNN_DATA_FLOAT, 4, dims, strides);
+  cudnnDestroyTensorDescriptor(t);
+  return s == CUDNN_STATUS_SUCCESS;
+}
+
+bool bn_op(int) {
+  cudnnTensorDescriptor_t x = nullptr, w = nullptr;
+  const int dims[4] = {1, 8, 4, 4}, strides[4] = {128, 16, 4, 1}, wdims[4] = {1, 8, 1, 1}, wstrides[4] = {8, 1, 1, 1};
+  const float one = 1, zero = 0;
+  cudnnStatus_t s = cudnnCreateTensorDescriptor(&x);
+  if (s == 0) s = cudnnSetTensorNdDescriptor(x, CUDNN_DATA_FLOAT, 4, dims, strides);
+  if (s == 0) s = cudnnCreateTensorDescriptor(&w);
+  if (s == 0) s = cudnnSetTensorNdDescriptor(w, CUDNN_DATA_FLOAT, 4, wdims, wstrides);
+  if (s == 0)
+    s = cudnnBatchNormalizationForwardInference(g_handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x, g_x, x, g_y, w,
+                                                g_scale, g_bias, g_mean, g_var, 1e-5);
+  cudnnDestroyTensorDescriptor(x);
+  cudnnDestroyTensorDescriptor(w);
+  return s == CUDNN_STATUS_SUCCESS;
+}
+
+// ---- cuBLASLt and cuBLAS ----
+cublasHandle_t g_blas = nullptr;
+CUstream g_stream = nullptr;
+alignas(256) unsigned char g_workspace[1 << 16];
+alignas(8) unsigned char g_a[64], g_b[64], g_c[64], g_d[64];
+cublasLtMatmulDesc_t g_desc = nullptr;
+cublasLtMatrixLayout_t g_layouts[3] = {};
+cublasLtMatmulPreference_t g_preference = nullptr;
+cublasLtMatmulHeuristicResult_t g_result{};
+
+bool make_operation(cublasLtMatmulDesc_t& desc, cublasLtMatrixLayout_t (&layouts)[3], cublasLtMatmulPreference_t& pref) {
+  const cublasOperation_t transpose = CUBLAS_OP_T;
+  const std::uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const void* bias = g_c;
+  const std::uint64_t workspace = sizeof g_workspace;
+  const std::uint32_t alignment = 256;
+  bool ok = cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) == 0;
+  for (cublasLtMatrixLayout_t& l : layouts) ok = ok && cublasLtMatrixLayoutCreate(&l, CUDA_R_32F, 4, 4, 4) == 0;
+  ok = ok && cublasLtMatmulPreferenceCreate(&pref) == 0 &&
+       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace) == 0;
+  for (auto attribute : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, attribute, &alignment, sizeof alignment) == 0;
+  return ok;
+}
+void destroy_operation(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t (&layouts)[3], cublasLtMatmulPreference_t pref) {
+  cublasLtMatmulDescDestroy(desc);
+  for (cublasLtMatrixLayout_t l : layouts) cublasLtMatrixLayoutDestroy(l);
+  cublasLtMatmulPreferenceDestroy(pref);
+}
+bool heuristic(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t (&l)[3], cublasLtMatmulPreference_t pref,
+               cublasLtMatmulHeuristicResult_t& result) {
+  int returned = 0;
+  return cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(g_blas), desc, l[0], l[1], l[2], l[2], pref,
+                                        1, &result, &returned) == 0 &&
+         returned == 1;
+}
+bool matmul(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t (&l)[3], const cublasLtMatmulHeuristicResult_t& result) {
+  const float one = 1, zero = 0;
+  return cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(g_blas), desc, &one, g_a, l[0], g_b, l[1], &zero, g_c, l[2],
+                        g_d, l[2], &result.algo, g_workspace, sizeof g_workspace,
+                        reinterpret_cast<cudaStream_t>(g_stream)) == 0;
+}
+bool linear_op(int) {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layouts[3] = {};
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulHeuristicResult_t result{};
+  const bool ok = make_operation(desc, layouts, pref) && heuristic(desc, layouts, pref, result) &&
+                  matmul(desc, layouts, result);
+  destroy_operation(desc, layouts, pref);
+  return ok;
+}
+bool gemm_op(int) {
+  const float one = 1, zero = 0;
+  return cublasGemmEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, g_a, CUDA_R_32F, 4, g_b, CUDA_R_32F, 4, &zero,
+                      g_c, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == 0;
+}
+
 struct Kind {
   const char* name;
   bool (*op)(int i);
@@ -66,6 +167,12 @@ const Kind kKinds[] = {
     {"pack", [](int) { return pack_op(1, false); }, 4},
     {"execute", [](int) { return pack_op(1, true); }, 4},
     {"miss", [](int i) { return pack_op(static_cast<std::uintptr_t>(i) + 1000000, true); }, 3000},
+    {"bn", bn_op, 4},
+    {"tensor", tensor_op, 4},
+    {"matmul", [](int) { return matmul(g_desc, g_layouts, g_result); }, 4},
+    {"heuristic", [](int) { return heuristic(g_desc, g_layouts, g_preference, g_result); }, 4},
+    {"linear", linear_op, 4},
+    {"gemm", gemm_op, 4},
 };
 
 }  // namespace
@@ -81,17 +188,21 @@ int main(int argc, char** argv) {
   for (const Kind& k : kKinds)
     if (kind == k.name) chosen = &k;
   if (ops < 1 || chosen == nullptr) {
-    std::fprintf(stderr, "usage: op_lines OPS pack|execute|miss[_off] [cold|warm]\n");
+    std::fprintf(stderr, "usage: op_lines OPS KIND[_off] [cold|warm] (the kinds: op_lines.cpp)\n");
     return 2;
   }
   stubcuda_add_device_memory(kDevice, std::size_t{1} << 40);
   CUstream stream = nullptr;
   if (cudnnCreate(&g_handle) != 0 || cuStreamCreate(&stream, 0) != CUDA_SUCCESS ||
       cudnnSetStream(g_handle, reinterpret_cast<cudaStream_t>(stream)) != 0 ||
-      g_plan.build(g_api, g_handle, kUids) != 0) {
-    std::fprintf(stderr, "op_lines: cannot set up a handle and a plan\n");
+      g_plan.build(g_api, g_handle, kUids) != 0 || cublasCreate_v2(&g_blas) != 0 ||
+      cublasSetStream_v2(g_blas, reinterpret_cast<cudaStream_t>(stream)) != 0 ||
+      cublasSetWorkspace_v2(g_blas, g_workspace, sizeof g_workspace) != 0 ||
+      !make_operation(g_desc, g_layouts, g_preference) || !heuristic(g_desc, g_layouts, g_preference, g_result)) {
+    std::fprintf(stderr, "op_lines: cannot set up the handles, plan and descriptors\n");
     return 1;
   }
+  g_stream = stream;
   if (off) {
     const auto set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
     if (set_features == nullptr || set_features(0) != 0) {

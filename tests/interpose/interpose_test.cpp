@@ -230,8 +230,9 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
 #define CUDNN_FASTPATH_TEST_KEY(name, group, label, what) expected.push_back(#name);
   CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_TEST_KEY)
 #undef CUDNN_FASTPATH_TEST_KEY
-  for (const char* k : {"resolved_by", "cudnn_library", "cudnn_libraries", "cudart_resolved_by", "verify",
-                        "variant_packs", "graphs", "dlsym", "disabled", "cudnn_unseen", "dlsym_callers"})
+  for (const char* k : {"resolved_by", "cudnn_library", "cudnn_libraries", "cudart_resolved_by", "cublaslt_library",
+                        "cublas_library", "verify", "variant_packs", "graphs", "legacy", "cublas", "dlsym", "disabled",
+                        "cudnn_unseen", "dlsym_callers"})
     expected.push_back(k);
   CHECK(keys == expected);
 }
