@@ -18,7 +18,7 @@
 
 #define LEGACY_DESCRIPTOR_FUNCTIONS(X)                                                                        \
   X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor) X(cudnnSetTensorNdDescriptor)                 \
-  X(cudnnDestroyTensorDescriptor) X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor)               \
+  X(cudnnDeriveBNTensorDescriptor) X(cudnnDestroyTensorDescriptor) X(cudnnCreateFilterDescriptor) X(cudnnSetFilter4dDescriptor)               \
   X(cudnnDestroyFilterDescriptor) X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)     \
   X(cudnnSetConvolutionMathType) X(cudnnSetConvolutionGroupCount) X(cudnnDestroyConvolutionDescriptor)       \
   X(cudnnCreateActivationDescriptor) X(cudnnSetActivationDescriptor) X(cudnnSetActivationDescriptorSwishBeta) \

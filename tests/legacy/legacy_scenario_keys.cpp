@@ -20,6 +20,15 @@ void must(cudnnStatus_t s, const char* what) {
   if (s != CUDNN_STATUS_SUCCESS) die(what);
 }
 
+// Which tensor of a batch norm's World describes its scale, bias, mean and variance.
+int bn_parameters(const World& w) {
+  switch (w.op.id) {
+    case STUBCUDNN_BATCHNORM_FORWARD_INFERENCE: return 2;
+    case STUBCUDNN_BATCHNORM_FORWARD_TRAINING_EX: return 3;
+    default: return 5;  // cudnnBatchNormalizationBackwardEx's dBnScaleBiasDesc
+  }
+}
+
 // Every change of a descriptor `op` takes: each tensor's dims, and the other kinds' fields.
 std::vector<Change> descriptor_changes(const Op& op) {
   std::vector<Change> c;
@@ -67,12 +76,33 @@ std::vector<Change> descriptor_changes(const Op& op) {
                  }});
   if (op.singles & kLrn)
     c.push_back({"lrn_params", [](World& w) { must(g_api.cudnnSetLRNDescriptor(w.lrn, 7, 2e-4, 0.5, 1.0), "lrn"); }});
+  if (op.family == kBn) {
+    // The scale, bias, mean and variance descriptor derived from x (cudnnDeriveBNTensorDescriptor)
+    // in each mode; then x set again alone (the derived one keeps what it was derived from), and
+    // derived again.
+    c.push_back({"bn_derived_spatial", [](World& w) {
+                   must(g_api.cudnnDeriveBNTensorDescriptor(w.t[bn_parameters(w)], w.t[0], CUDNN_BATCHNORM_SPATIAL),
+                        "derive");
+                 }});
+    c.push_back({"bn_derived_per_activation", [](World& w) {
+                   must(g_api.cudnnDeriveBNTensorDescriptor(w.t[bn_parameters(w)], w.t[0],
+                                                            CUDNN_BATCHNORM_PER_ACTIVATION),
+                        "derive");
+                 }});
+    c.push_back({"bn_x_after_derive", [](World& w) { w.set_tensor(0, 60); }});
+    c.push_back({"bn_derived_again", [](World& w) {
+                   must(g_api.cudnnDeriveBNTensorDescriptor(w.t[bn_parameters(w)], w.t[0],
+                                                            CUDNN_BATCHNORM_PER_ACTIVATION),
+                        "derive");
+                 }});
+  }
   return c;
 }
 
 }  // namespace
 
-// Each op 10 times with the same arguments, on the main handle's stream.
+// Each op 10 times with the same arguments, on the main handle's stream; then on a handle that
+// was never given a stream.
 int steady() {
   auto all = worlds(g_main.handle);
   const Snapshot before = Snapshot::now();
@@ -88,6 +118,22 @@ int steady() {
   print("launched_on_program_stream", launched_on_program_stream);
   // The stub's own view of the handle's stream after the captures: the program's again.
   print("handle_holds_program_stream", g_main.holds_own_stream());
+  // A handle never given a stream: cuDNN's default, the legacy default stream (NULL).
+  Handle plain;
+  if (g_api.cudnnCreate(&plain.handle) != CUDNN_STATUS_SUCCESS) die("cudnnCreate");
+  auto on_default = worlds(plain.handle);
+  const Snapshot default_before = Snapshot::now();
+  long long launched_on_default_stream = 1;
+  for (auto& w : on_default)
+    for (int i = 0; i < 10; ++i) {
+      const std::uint64_t launches = stubcuda_graph_counters().launches;
+      check(*w);
+      if (stubcuda_graph_counters().launches > launches && stubcuda_last_launch_stream() != nullptr)
+        launched_on_default_stream = 0;
+    }
+  print_since(default_before, "default.");
+  print("default.launched_on_default_stream", launched_on_default_stream);
+  print("default.handle_holds_default_stream", plain.holds_own_stream());
   return 0;
 }
 
