@@ -49,16 +49,30 @@ const RealSymbols& cudnn_for(const void* caller) noexcept {
 std::atomic<unsigned long long> g_stream_ids[HandleTable::kCapacity];
 std::atomic<bool> g_driver_loaded{false};  // relaxed: once loaded the driver stays
 
-// The driver's id of `stream`, or false when there is no driver (or it does not know the stream).
+// Whether `stream` is capturing a graph (false without a driver). cuStreamIsCapturing is safe
+// during a capture, unlike cuStreamGetId: asked of a capturing stream, the driver answers and
+// invalidates the capture (seen on the H200, driver 580).
+bool capturing(const RealSymbols& cuda, cudaStream_t stream) noexcept {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return cuda.cuStreamIsCapturing != nullptr &&
+         cuda.cuStreamIsCapturing(reinterpret_cast<CUstream>(stream), &status) == CUDA_SUCCESS &&
+         status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+// The driver's id of `stream`; false when there is none to compare: no driver (or it does not know
+// the stream), the NULL stream (never destroyed), or a stream that is capturing (alive by
+// definition, and spoilt by the question).
 bool stream_id(const void* caller, cudaStream_t stream, unsigned long long& id) noexcept {
+  if (stream == nullptr) return false;
   if (!g_driver_loaded.load(std::memory_order_relaxed)) {
     void* loaded = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (loaded == nullptr) return false;
     dlclose(loaded);
     g_driver_loaded.store(true, std::memory_order_relaxed);
   }
-  const auto get_id = binding_for(Library::kCuda, caller).real.cuStreamGetId;
-  return get_id != nullptr && get_id(reinterpret_cast<CUstream>(stream), &id) == CUDA_SUCCESS;
+  const RealSymbols& cuda = binding_for(Library::kCuda, caller).real;
+  return cuda.cuStreamGetId != nullptr && !capturing(cuda, stream) &&
+         cuda.cuStreamGetId(reinterpret_cast<CUstream>(stream), &id) == CUDA_SUCCESS;
 }
 
 void remember_stream_id(const void* caller, HandleTable::Slot& slot, cudaStream_t stream) noexcept {
@@ -109,7 +123,8 @@ __attribute__((noinline, cold)) cudnnStatus_t skip_with_checks(const void* calle
     // The same address is not always the same stream: the driver's id tells (0: not known).
     unsigned long long id = 0;
     const unsigned long long learnt = g_stream_ids[g_table.index_of(slot)].load(std::memory_order_relaxed);
-    const bool same_stream = learnt == 0 || (stream_id(caller, stream, id) && id == learnt);
+    const bool same_stream = learnt == 0 || capturing(binding_for(Library::kCuda, caller).real, stream) ||
+                             (stream_id(caller, stream, id) && id == learnt);
     if (status != CUDNN_STATUS_SUCCESS || held != stream || !same_stream) {
       if (!g_warned_mismatch.exchange(true, std::memory_order_relaxed))
         log_line("verify: handle %p holds stream %p, not %p%s: something set it, or destroyed it, around the "

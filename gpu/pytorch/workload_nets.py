@@ -49,7 +49,7 @@ def training_record(model, losses, out):
     """What a training run writes, as float32: the losses, the last output, then every gradient and
     weight (or, for a large model, the per-tensor sums of both and the first and last gradient)."""
     parameters = [p for p in model.parameters()]
-    record = [torch.stack(losses).float(), out.detach().float()]
+    record = [losses.float(), out.detach().float()]
     if sum(p.numel() for p in parameters) <= FULL_RECORD_ELEMENTS:
         record += [p.grad.float() for p in parameters] + [p.detach().float() for p in parameters]
         record += [b.float() for b in model.buffers()]
@@ -61,9 +61,14 @@ def training_record(model, losses, out):
 
 
 def train_steps(model, step_input, target, steps, lr, autocast=None, forward=None):
-    """Forward (model, or `forward`), MSE, backward and SGD `steps` times; (losses, last output)."""
+    """Forward (model, or `forward`), MSE, backward and SGD `steps` times; (losses, last output).
+
+    The losses go into one tensor made beforehand: a loop that keeps each step's loss tensor (a list
+    of them) holds one more small block of PyTorch's caching allocator every step, which moves the
+    step's other small tensors (a transformer's activations at batch 1) to new addresses every
+    iteration, so that no call repeats and the shim's caches back off (seen on the H200, 2026-12-01)."""
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
-    losses, out = [], None
+    losses, out = torch.empty(steps, device=target.device), None
     for i in range(steps):
         optimizer.zero_grad(set_to_none=True)
         with autocast or contextlib.nullcontext():
@@ -71,7 +76,7 @@ def train_steps(model, step_input, target, steps, lr, autocast=None, forward=Non
         loss = F.mse_loss(out.float(), target)
         loss.backward()
         optimizer.step()
-        losses.append(loss.detach())
+        losses[i].copy_(loss.detach())
     return losses, out
 
 

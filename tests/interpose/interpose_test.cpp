@@ -148,6 +148,26 @@ TEST_CASE("verify mode: a new stream at a destroyed stream's address reaches cuD
   }
 }
 
+// Watched failing on a shim whose verify mode asks cuStreamGetId of a capturing stream (end_capture
+// 901, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: what broke PyTorch's own CUDA graphs under --verify on
+// the H200).
+TEST_CASE("verify mode: the program's own capture on the handle's stream survives the checked skips",
+          "[interpose][verify]") {
+  for (const char* mode : kGlobalScopeModes) {
+    INFO("mode " << mode);
+    const std::string dir = make_temp_dir();
+    const Outcome o = run_scenario(mode, "verify_during_capture",
+                                   {.env = {{"CUDNN_FASTPATH_VERIFY", "1"},
+                                            {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+    CHECK(o["end_capture"] == 0);
+    CHECK(o["real_set_stream"] == 1);
+    CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 0,") != std::string::npos);
+    const Outcome plain = run_scenario(mode, "verify_during_capture");
+    CHECK(plain["end_capture"] == 0);
+    CHECK(plain["real_set_stream"] == 1);
+  }
+}
+
 TEST_CASE("fork: the child's first set on an inherited handle reaches cuDNN", "[interpose][fork]") {
   for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);

@@ -136,6 +136,7 @@ const Case kCases[] = {
     {"driver_stream_reuse", driver_stream_reuse},
     {"driver_stream_reuse_legacy", driver_stream_reuse_legacy},
     {"static_runtime_stream_reuse", static_runtime_stream_reuse},
+    {"verify_during_capture", verify_during_capture},
     {"per_thread_stream", per_thread_stream},
 #ifndef SCENARIO_LINKED
     {"loader_lock", loader_lock},

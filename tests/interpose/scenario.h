@@ -89,7 +89,7 @@ int get_agrees();
 int stream_reuse();
 int verify();
 // scenario_lifecycle.cpp: fork, exec, the report around a fork, streams destroyed by the driver,
-// per-thread streams.
+// verify mode during a capture, per-thread streams.
 int fork_child();
 int exec_child();
 int fork_report();
@@ -97,6 +97,7 @@ int fork_report_child_calls();
 int driver_stream_reuse();
 int driver_stream_reuse_legacy();
 int static_runtime_stream_reuse();
+int verify_during_capture();
 int per_thread_stream();
 // scenario_threads.cpp: threads, races and tables under load (stress_test.cpp).
 int threads();

@@ -112,6 +112,29 @@ int static_runtime_stream_reuse() {
   return driver_stream_reuse_with(destroy_unseen);
 }
 
+// Verify mode while the program captures a CUDA graph on the handle's stream: the skips ask nothing
+// of the driver that would spoil the capture (the stub driver, as the real one, invalidates a
+// capture whose stream is asked its id).
+int verify_during_capture() {
+  void* driver = must_dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  CUresult (*begin)(CUstream, CUstreamCaptureMode) = nullptr;
+  CUresult (*end)(CUstream, CUgraph*) = nullptr;
+  must_dlsym(begin, driver, "cuStreamBeginCapture_v2");
+  must_dlsym(end, driver, "cuStreamEndCapture");
+  const std::uint64_t before = real_sets();
+  cudnnHandle_t h = must_create();
+  CUstream stream = nullptr;
+  if (g_api.cu_stream_create(&stream, 0) != CUDA_SUCCESS) die("cuStreamCreate failed");
+  set(h, stream);
+  if (begin(stream, CU_STREAM_CAPTURE_MODE_GLOBAL) != CUDA_SUCCESS) die("cuStreamBeginCapture failed");
+  for (int i = 0; i < 3; ++i) set(h, stream);
+  CUgraph graph = nullptr;
+  print("end_capture", static_cast<int>(end(stream, &graph)));  // 0: the capture survived
+  set(h, stream);
+  report(before);  // expected with the shim: 1 (the first set; the others skipped)
+  return 0;
+}
+
 // cudaStreamPerThread names another stream in each thread that uses it: a set of it must reach
 // cuDNN every time. The null stream and cudaStreamLegacy are one stream for every thread.
 int per_thread_stream() {

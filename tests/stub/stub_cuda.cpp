@@ -126,6 +126,9 @@ CUresult CUDAAPI cuStreamGetId(CUstream stream, unsigned long long* id) {
   std::lock_guard<std::mutex> guard(g_graph_lock);
   const auto it = g_states->find(stream);
   if (it == g_states->end() || it->second.id == 0) return CUDA_ERROR_INVALID_HANDLE;
+  // As the real driver does (seen on the H200, driver 580): asked of a stream that is capturing,
+  // it answers, and the capture is invalidated.
+  if (it->second.capturing) it->second.invalidated = true;
   *id = it->second.id;
   return CUDA_SUCCESS;
 }
