@@ -96,6 +96,7 @@ constexpr Case kCases[] = {
     {"gemm_stream", gemm_stream},
     {"gemm_no_workspace", gemm_no_workspace},
     {"gemm_inner", gemm_inner},
+    {"gemm_inner_tracer", gemm_inner_tracer},
     {"cudnn_inner", cudnn_inner},
     {"threads", threads},
     {"miss_heavy", miss_heavy},

@@ -241,4 +241,33 @@ int gemm_inner() {
   return 0;
 }
 
+// cuBLAS's own Lt matmul through a tracer preloaded before the shim (blas_tracer.cpp): it reaches
+// the shim from the tracer, and only the shim's being inside the GEMM says it is cuBLAS's. The
+// expected C is taken before the phase, inner calls off (the GEMM's digest does not depend on
+// them): a reference GEMM made inside it would reach the shim through the tracer as well.
+int gemm_inner_tracer() {
+  const auto tracer_calls = reinterpret_cast<std::uint64_t (*)()>(dlsym(RTLD_DEFAULT, "blas_tracer_calls"));
+  if (tracer_calls == nullptr) die("runs with the tracer preloaded");
+  BlasHandle h;
+  h.open();
+  Scalar alpha{1.5f}, beta{0.25f};
+  Buffer a{0xA0}, b{0xB0}, c{0xC0};
+  const Gemm g = gemm_of(h.handle, alpha, beta, a, b, c);
+  const std::uint64_t expected = g.reference(0x0C0C0C0C);
+  g_stub.stubblas_inner_lt_calls(1);
+  Counts counts;
+  const std::uint64_t traced = tracer_calls();
+  const Snapshot before = Snapshot::now();
+  for (int i = 0; i < 10; ++i) {
+    std::memcpy(g.c, "\x0C\x0C\x0C\x0C\0\0\0\0", 8);
+    if (g.call(g_api) != CUBLAS_STATUS_SUCCESS) ++counts.failures;
+    if (c.first() != expected) ++counts.mismatches;
+  }
+  print_since(before, "through.");
+  print("through.traced", static_cast<long long>(tracer_calls() - traced));
+  g_stub.stubblas_inner_lt_calls(0);
+  print_counts(counts);
+  return 0;
+}
+
 }  // namespace blas_scenario

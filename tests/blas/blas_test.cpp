@@ -352,6 +352,27 @@ TEST_CASE("cuBLAS's own cuBLASLt matmuls: left alone, captured with the GEMM, ne
   }
 }
 
+// Watched failing: blas_keys.h's replayable_caller without its inside_library_call() test (the
+// inner matmuls, reached from the tracer, taken for the program's: through counted).
+TEST_CASE("cuBLAS's own cuBLASLt matmuls through a tracer preloaded before the shim: still left alone", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    std::vector<std::string> argv;
+    if (std::string(mode) == "linked") argv = {BLAS_SCENARIO_LINKED, "gemm_inner_tracer"};
+    else argv = {BLAS_SCENARIO_DLOPEN, mode, "gemm_inner_tracer"};
+    const std::string stats = make_temp_dir() + "/stats.json";
+    const Outcome o = run_program(argv, std::string(BLAS_TRACER) + ":" + shim_under_test(SHIM_PATH),
+                                  {{"CUDNN_FASTPATH_STATS_FILE", stats}});
+    check_sound(o, "through.");
+    CHECK(o["through.traced"] == 3);  // the premise: the inner matmuls went through the tracer
+    CHECK(o["through.blas.calls"] == 3);
+    CHECK(o["through.lt.calls"] == 3);
+    CHECK(o["through.lt.captured"] == 1);
+    CHECK(o["through.lt.replays"] == 8);
+    CHECK(lt_matmul_counted(o, "through.") == 0);
+  }
+}
+
 // Watched failing: blas_keys.h's replayable_caller without its in_library test (around's inner
 // matmuls replayed: lt.calls 3, 1 captured and 8 launches counted; through's are inside a call of
 // the shim's, direct or captured, and still pass); replayable_caller returning true (through's 3
