@@ -78,7 +78,7 @@ struct RecordedCalls {
     if (status != 0 || object == nullptr) return status;
     if (!programs_own(caller)) {
       registry.forget(*object);
-    } else if constexpr (kDefaults != nullptr) {
+    } else if constexpr (!std::is_null_pointer_v<decltype(kDefaults)>) {
       Words words;
       const bool known = kDefaults(words, rest...);
       registry.created(*object, kKind, words, known);  // no room: unknown, as if made around the shim
@@ -140,7 +140,9 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object)) return status;
     registry.forget(object);  // before the address can come back
-    if constexpr (kHook != nullptr) kHook(object);
+    // By type, not value: `function != nullptr` of a function another file defines is no constant
+    // expression under -fsanitize=undefined (GCC), and the ASan+UBSan build would not compile.
+    if constexpr (!std::is_null_pointer_v<decltype(kHook)>) kHook(object);
     return real(object);
   }
 };
