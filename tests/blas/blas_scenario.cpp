@@ -157,8 +157,25 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("lt.captured", after.lt.matmul_captured, before.lt.matmul_captured);
   put("lt.replays", after.lt.matmul_replays, before.lt.matmul_replays);
   put("lt.heuristics", after.lt.heuristic_calls, before.lt.heuristic_calls);
-  put("lt.desc_sets", after.lt.matmul_desc.sets, before.lt.matmul_desc.sets);
-  put("lt.layout_sets", after.lt.layout.sets, before.lt.layout.sets);
+  put("lt.handles_created", after.lt.handles_created, before.lt.handles_created);
+  put("lt.handles_destroyed", after.lt.handles_destroyed, before.lt.handles_destroyed);
+  const struct {
+    const char* name;
+    StubLtDescriptorCounts StubBlasLtCounters::*kind;
+  } kKinds[] = {{"desc", &StubBlasLtCounters::matmul_desc},
+                {"layout", &StubBlasLtCounters::layout},
+                {"preference", &StubBlasLtCounters::preference},
+                {"emulation", &StubBlasLtCounters::emulation}};
+  for (const auto& k : kKinds) {
+    const StubLtDescriptorCounts& now = after.lt.*k.kind;
+    const StubLtDescriptorCounts& then = before.lt.*k.kind;
+    const std::string p = std::string("lt.") + k.name;
+    put((p + "_created").c_str(), now.created, then.created);
+    put((p + "_initialized").c_str(), now.initialized, then.initialized);
+    put((p + "_sets").c_str(), now.sets, then.sets);
+    put((p + "_gets").c_str(), now.gets, then.gets);
+    put((p + "_destroyed").c_str(), now.destroyed, then.destroyed);
+  }
   put("blas.calls", after.blas.gemm_calls, before.blas.gemm_calls);
   put("blas.direct", after.blas.gemm_direct, before.blas.gemm_direct);
   put("blas.captured", after.blas.gemm_captured, before.blas.gemm_captured);
@@ -166,11 +183,15 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("blas.allocations_in_capture", after.blas.allocations_in_capture, before.blas.allocations_in_capture);
   put("blas.inner_lt_calls", after.blas.inner_lt_calls, before.blas.inner_lt_calls);
   put("blas.inner_lt_failures", after.blas.inner_lt_failures, before.blas.inner_lt_failures);
+  put("blas.handles_created", after.blas.handles_created, before.blas.handles_created);
+  put("blas.handles_destroyed", after.blas.handles_destroyed, before.blas.handles_destroyed);
   put("blas.set_stream", after.blas.set_stream, before.blas.set_stream);
   put("blas.set_workspace", after.blas.set_workspace, before.blas.set_workspace);
   put("cuda.captures", after.cuda.captures_begun, before.cuda.captures_begun);
   put("cuda.global_captures", after.cuda.global_mode_captures, before.cuda.global_mode_captures);
+  put("cuda.captures_ended", after.cuda.captures_ended, before.cuda.captures_ended);
   put("cuda.instantiated", after.cuda.instantiated, before.cuda.instantiated);
+  put("cuda.streams_created", after.cuda.streams_created, before.cuda.streams_created);
   put("cuda.launches", after.cuda.launches, before.cuda.launches);
   put("cuda.launches_into_capture", after.cuda.launches_into_capture, before.cuda.launches_into_capture);
   put("cuda.bad_launches", after.cuda.bad_launches, before.cuda.bad_launches);

@@ -91,8 +91,9 @@ struct Snapshot {
   cudnn_fastpath_stats_t stats{};
   static Snapshot now();
 };
-// Prints what changed since `before`, each key after `prefix`: the stubs' counters ("lt.calls",
-// "blas.captured", ...), the driver's ("cuda.captures", ...; "cuda.live_execs" is the count now)
+// Prints what changed since `before`, each key after `prefix`: every counter of the stubs
+// ("lt.calls", "lt.layout_sets", "blas.captured", ...), the driver's graph counters
+// ("cuda.captures", ...; "cuda.live_execs" is the count now)
 // and, under a counting shim, the shim's blas counters ("shim.lt_matmul_launches", ...).
 void print_since(const Snapshot& before, const std::string& prefix = "");
 
