@@ -77,6 +77,8 @@ int steady() {
   print_since(before, "heuristic.");
   // The shim's capture streams: one for the thread (in the one context), both families.
   print("private_streams", static_cast<long long>(stubcuda_graph_counters().streams_created - streams_before));
+  // The load mode's premise: the stubs are in the global scope only when linked.
+  print("stubs_in_global_scope", glibc_dlsym(RTLD_DEFAULT, "stubblaslt_counters") != nullptr);
   print_counts(counts);
   return 0;
 }

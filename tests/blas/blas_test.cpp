@@ -118,6 +118,7 @@ TEST_CASE("steady: 10 matmuls and 10 GEMMs, 3 of each reach the stubs (2 direct,
     CHECK(o["heuristic.shim.heuristic_stored"] == 1);
     CHECK(o["heuristic.shim.heuristic_cached"] == 4);
     CHECK(o["private_streams"] == 1);  // captured on a stream of the shim's, one for the thread
+    CHECK(o["stubs_in_global_scope"] == (std::string(mode) == "linked"));
     CHECK(o.process.err.empty());
   }
 }
