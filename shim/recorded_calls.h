@@ -89,7 +89,7 @@ struct RecordedCalls {
     } else {
       // No room: unknown, as if made around the shim.
       registry.created(*object, kKind, [&](replay::SlotWords words) -> std::uint32_t {
-        if constexpr (kDefaults != nullptr) return kDefaults(words, rest...);
+        if constexpr (!std::is_null_pointer_v<decltype(kDefaults)>) return kDefaults(words, rest...);
         else return (void)words, 0;
       });
     }
@@ -142,7 +142,9 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object)) return status;
     registry.forget(object);  // before the address can come back
-    if constexpr (kHook != nullptr) kHook(object);
+    // By type, not value: `function != nullptr` of a function another file defines is no constant
+    // expression under -fsanitize=undefined (GCC), and the ASan+UBSan build would not compile.
+    if constexpr (!std::is_null_pointer_v<decltype(kHook)>) kHook(object);
     return real(object);
   }
 };

@@ -20,6 +20,9 @@
 extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
 extern "C" cudaStream_t stubcudnn_handle_stream(cudnnHandle_t handle);
 extern "C" std::uint64_t stubcudnn_handle_serial(cudnnHandle_t handle);
+namespace stubcudnnblas {
+void run_inner_lt_matmul(cudnnHandle_t handle);  // stub_cudnn_blas.cpp: the matmul a test may ask for
+}
 
 namespace {
 
@@ -548,6 +551,7 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendExecute(cudnnHandle_t handle,
                                               cudnnBackendDescriptor_t plan_descriptor,
                                               cudnnBackendDescriptor_t pack_descriptor) {
   g_execute.fetch_add(1, std::memory_order_relaxed);
+  stubcudnnblas::run_inner_lt_matmul(handle);
   std::lock_guard<std::mutex> guard(g_lock);
   return run_plan(STUBBACKEND_EXECUTE, handle, plan_descriptor, pack_descriptor, nullptr);
 }

@@ -1,0 +1,638 @@
+// The shim's cuBLASLt and cuBLAS replay, under LD_PRELOAD, against the stub libcublasLt.so.13,
+// libcublas.so.13 and libcuda (label: blas).
+//
+// Each test runs a scenario program (blas_scenario.cpp) in a child process, in each load mode
+// (linked; local: a framework library opened RTLD_LOCAL; dlsym: every function taken with dlsym
+// on the stubs' handles), and judges what it printed: every output against the stub's reference
+// (a replay with a stale key writes another digest), and what reached the stubs.
+//
+// Each rule was watched failing: the shim broken on purpose (the line named in the test's comment
+// commented out or changed, the shim target alone rebuilt), the test run, the failure seen.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/outcome.h"
+#include "tests/support/process.h"
+
+using namespace cudnn_fastpath::test;
+
+namespace {
+
+const char* const kModes[] = {"linked", "local", "dlsym"};
+
+struct Options {
+  bool preload = true;
+  bool stats = true;  // CUDNN_FASTPATH_STATS_FILE: the shim counts (the scenario prints shim.* keys)
+  std::vector<EnvChange> env;
+};
+
+Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
+  std::vector<std::string> argv;
+  if (mode == "linked") argv = {BLAS_SCENARIO_LINKED, name};
+  else argv = {BLAS_SCENARIO_DLOPEN, mode, name};
+  std::vector<EnvChange> env = options.env;
+  if (options.stats) env.push_back({"CUDNN_FASTPATH_STATS_FILE", make_temp_dir() + "/stats.json"});
+  return run_program(argv, options.preload ? shim_under_test(SHIM_PATH) : "", env);
+}
+
+// What holds in every run: no call failed, every output was the reference's, every launch went on
+// the call's stream, no capture in global mode, no launch of a destroyed graph, no allocation a
+// real cuBLAS would make inside a capture.
+void check_sound(const Outcome& o, const std::string& prefix = "") {
+  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["wrong_streams"] == 0);
+  CHECK(o[prefix + "cuda.global_captures"] == 0);
+  CHECK(o[prefix + "cuda.bad_launches"] == 0);
+  CHECK(o[prefix + "blas.allocations_in_capture"] == 0);
+}
+
+// The sum of the shim's cuBLASLt matmul counters of a phase (each of them a call the shim took
+// for the program's).
+long long lt_matmul_counted(const Outcome& o, const std::string& prefix) {
+  long long sum = 0;
+  for (const char* c : {"direct", "captured", "launches", "refused_capturing", "refused_context", "refused_failed",
+                        "refused_full", "unknown", "declined"})
+    sum += o[prefix + "shim.lt_matmul_" + c];
+  return sum;
+}
+
+// Every key the scenario printed but the shim's own counters.
+std::map<std::string, std::string> stub_values(const Outcome& o) {
+  std::map<std::string, std::string> values;
+  for (const auto& [key, value] : o.values)
+    if (key.find("shim.") == std::string::npos) values[key] = value;
+  return values;
+}
+
+void check_same_stub_values(const Outcome& expected, const Outcome& o) {
+  const auto want = stub_values(expected), got = stub_values(o);
+  CHECK(want.size() == got.size());
+  for (const auto& [key, value] : want) {
+    INFO(key);
+    const auto it = got.find(key);
+    CHECK((it == got.end() ? "(missing)" : it->second) == value);
+  }
+}
+
+}  // namespace
+
+// Watched failing: kDirectRuns 2 -> 5 in replay_engine.cpp (6 matmuls reach the stub, 5 of them
+// direct); cublaslt_replay.cpp's Matmul::run passing the program's stream where it should pass
+// the capture stream (nothing captured, the launches do nothing: 7 mismatches); the engine's
+// launch_graph launching on the thread's capture stream instead of call.stream (wrong_streams).
+TEST_CASE("steady: 10 matmuls and 10 GEMMs, 3 of each reach the stubs (2 direct, 1 captured), 5 heuristics 1",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "steady", {.preload = false, .stats = false});
+    check_sound(plain, "matmul.");
+    CHECK(plain["matmul.lt.calls"] == 10);  // the premise: every call reaches the stub
+    CHECK(plain["gemm.blas.calls"] == 10);
+    CHECK(plain["heuristic.lt.heuristics"] == 5);
+    CHECK(plain["matmul.cuda.launches"] == 0);
+
+    const Outcome o = run(mode, "steady");
+    check_sound(o, "matmul.");
+    check_sound(o, "gemm.");
+    CHECK(o["matmul.lt.calls"] == 3);
+    CHECK(o["matmul.lt.direct"] == 2);
+    CHECK(o["matmul.lt.captured"] == 1);
+    CHECK(o["matmul.lt.replays"] == 8);  // every call did its work once: 2 directly, 8 by a launch
+    CHECK(o["matmul.cuda.launches"] == 8);
+    CHECK(o["matmul.shim.lt_matmul_direct"] == 2);
+    CHECK(o["matmul.shim.lt_matmul_captured"] == 1);
+    CHECK(o["matmul.shim.lt_matmul_launches"] == 8);
+    CHECK(o["gemm.blas.calls"] == 3);
+    CHECK(o["gemm.blas.direct"] == 2);
+    CHECK(o["gemm.blas.captured"] == 1);
+    CHECK(o["gemm.blas.replays"] == 8);
+    CHECK(o["gemm.cuda.launches"] == 8);
+    CHECK(o["gemm.shim.gemm_launches"] == 8);
+    CHECK(o["gemm.handle_holds_program_stream"] == 1);
+    CHECK(o["heuristic.lt.heuristics"] == 1);
+    CHECK(o["heuristic.shim.heuristic_stored"] == 1);
+    CHECK(o["heuristic.shim.heuristic_cached"] == 4);
+    CHECK(o["private_streams"] == 1);  // captured on a stream of the shim's, one for the thread
+    CHECK(o["stubs_in_global_scope"] == (std::string(mode) == "linked"));
+    CHECK(o.process.err.empty());
+  }
+}
+
+// Watched failing (change.NAME.mismatches > 0), one break at a time, in cublaslt_replay.cpp's
+// lt_matmul unless said: without key.add_pointer(handle) (handle); without the loop over A, B, C,
+// D (a, b, c, d); without key.add_pointer(workspace) and key.add(workspace_size)
+// (workspace_moved, workspace_resized); without both algo lines (algo_given, algo_changed) and
+// with the algo's last word left out (algo_changed); add_scales' host case keying alpha's and
+// beta's pointers instead of their bytes (alpha, beta, scale_bytes); blas_keys.h's
+// scale_bytes(CUDA_R_64F) 4 (scale_bytes); add_operation without the emulation descriptor's
+// record (emulation_strategy) or keying three layouts (layout_d.*); a matmul descriptor's record
+// keyed on 8 words (epilogue, bias_pointer); the engine launching on the capture stream
+// (wrong_streams 288).
+TEST_CASE("changes: every part of a matmul's key changed in turn, and the stream: outputs right every time",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "lt_changes");
+    check_sound(o);
+    for (const auto& [key, value] : o.with_prefix({"change."})) {
+      INFO(key);
+      CHECK(value == "0");
+    }
+    CHECK(o["changes"] == 36);
+    CHECK(o["cuda.launches"] >= 4 * o["changes"]);  // the calls were replayed, not all direct
+    CHECK(o.process.err.empty());
+  }
+}
+
+// Watched failing: add_scales' DEVICE and DEVICE_VECTOR case keying the bytes behind the pointers
+// (device and device_vector reach the stub every call: 10); ALPHA_DEVICE_VECTOR_BETA_HOST keying
+// beta's pointer instead of its bytes (3 calls, 5 mismatches); the host case keying the pointers
+// (host: 5 mismatches).
+TEST_CASE("the five pointer modes: device values changed in memory are read at launch, host values keyed", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "lt_pointer_modes");
+    check_sound(o, "device.");
+    for (const char* m : {"host", "device", "device_vector", "alpha_device_vector_beta_zero",
+                          "alpha_device_vector_beta_host"}) {
+      INFO(m);
+      const std::string p = std::string(m) + ".";
+      CHECK(o[p + "mismatches"] == 0);
+    }
+    CHECK(o["host.lt.calls"] == 6);  // two keys: the values changed halfway
+    CHECK(o["device.lt.calls"] == 3);
+    CHECK(o["device_vector.lt.calls"] == 3);
+    CHECK(o["alpha_device_vector_beta_zero.lt.calls"] == 3);  // beta is never read: no key of it
+    CHECK(o["alpha_device_vector_beta_host.lt.calls"] == 6);
+  }
+}
+
+// Watched failing: blas_keys.h's add_record adding a zero instead of refusing the key for an
+// object the registry does not hold (each phase replayed, the sets around the shim stale: 15
+// mismatches, lt_matmul_unknown 0).
+TEST_CASE("objects made around the shim: their matmuls run directly (unknown), outputs right", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "lt_around");
+    check_sound(o, "desc.");
+    for (const char* part : {"desc.", "layout.", "emulation."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "lt.calls"] == 10);
+      CHECK(o[p + "cuda.captures"] == 0);
+      CHECK(o[p + "shim.lt_matmul_unknown"] == 10);
+    }
+  }
+}
+
+// Watched failing: recorded_calls.h's RecordedCalls::initialized keeping the record an address
+// already has instead of making a new one (rounds 1 and 2 launch round 0's graph: 10 mismatches).
+TEST_CASE("descriptors made with Init_internal on the stack, initialised again at the same address", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "lt_init_internal");
+    check_sound(o, "round0.");
+    for (const char* round : {"round0.", "round1.", "round2."}) {
+      INFO(round);
+      const std::string r = round;
+      CHECK(o[r + "lt.calls"] == 3);  // known: replayed; each round a key of its own
+      CHECK(o[r + "cuda.launches"] == 3);
+    }
+  }
+}
+
+// Watched failing, in cublaslt_replay.cpp: without key.add(requested) (reached_changed 84 of 91,
+// mismatches); without the preference's add_record (82); a matmul descriptor's record keyed on 8
+// words (66); add_operation keying three layouts (82); an emulation descriptor's record keyed on
+// its mask alone (85); kMaxAnswers 9 (requested9 reaches the stub once).
+TEST_CASE("the heuristic: the stub's own answer in every field, a changed input asks again, a repeat does not",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "heuristic", {.preload = false, .stats = false});
+    CHECK(plain["base.lt.heuristics"] == 5);  // the premise: each query reaches the stub
+    CHECK(plain["unchanged_answers"] == 0);   // and the stub's answer depends on every input
+    CHECK(plain["mismatches"] == 0);
+
+    const Outcome o = run(mode, "heuristic");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["base.lt.heuristics"] == 1);
+    CHECK(o["changes"] == 32 + 6 + 4 * 9 + 9 + 1 + 7);  // desc, emulation, layouts, preference, the
+                                                         // emulation descriptor, the counts 1 to 8
+    CHECK(o["reached_changed"] == o["changes"]);
+    CHECK(o["reached_repeat"] == 0);
+    CHECK(o["unchanged_answers"] == 0);
+    // Undone, the first answer is the cached one, unless the cache evicted it meanwhile (its sets
+    // are chosen by a hash of keys holding addresses: now and then one of 91 changes does).
+    CHECK(o["reached_back"] <= o["changes"] / 10);
+    CHECK(o["requested0.reached"] == 3);
+    CHECK(o["requested9.reached"] == 3);
+    CHECK(o["requested9.shim.heuristic_direct"] == 3);
+  }
+}
+
+// Watched failing: cublas_replay.cpp's gemm without key.add_bytes(&state, ...) (every change but
+// pointer_mode, which also changes how alpha and beta are keyed: 36 mismatches); blas_records.cpp's
+// record_mantissa_bit_count_pointer not recording the pointer (mantissa_bit_count_pointer); the
+// KeyWriter told the scales are host ones whatever the mode (device_values: 10 calls).
+TEST_CASE("GEMM: each piece of the handle's state changed in turn, device scaling factors read at launch",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "gemm_state");
+    check_sound(o);
+    for (const auto& [key, value] : o.with_prefix({"change."})) {
+      INFO(key);
+      CHECK(value == "0");
+    }
+    CHECK(o["changes"] == 10);
+    CHECK(o["cuda.launches"] >= 4 * o["changes"]);
+    CHECK(o["device_values.blas.calls"] == 3);
+    CHECK(o["device_values.cuda.launches"] == 8);
+  }
+}
+
+// Watched failing, in cublas_replay.cpp: KeyWriter::add ignoring Role::V (transa, transb, m, n,
+// k, a_type, lda, stride_a, b_type, ldb, stride_b, ldc, stride_c, batch_count, algo); without
+// key.add(op) (entry_ex_64, entry_strided_batched_ex_64); compute_scale_bytes 4 for the 64-bit
+// compute types (scale_bytes_64f); finish() without doubling for a complex C
+// (scale_bytes_complex); finish() not writing the bytes in (alpha, beta, both scale_bytes);
+// Role::D adding nothing (a, b, c).
+TEST_CASE("GEMM: each argument changed in turn, each entry point, the scaling factors' size", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "gemm_arguments");
+    check_sound(o);
+    for (const auto& [key, value] : o.with_prefix({"change."})) {
+      INFO(key);
+      CHECK(value == "0");
+    }
+    CHECK(o["changes"] == 27);
+    CHECK(o["cuda.launches"] >= 4 * o["changes"]);
+  }
+}
+
+// Watched failing: cublas_replay.cpp's Gemm::leave without setting the program's stream back
+// (stream_kept 0, wrong_streams 6) or its workspace (workspace_kept 0, 6 mismatches);
+// blas_records.cpp's record_stream not recording the stream (stream_kept 0, wrong_streams 5).
+TEST_CASE("GEMM: the stream changed is where the graph is launched, and after each capture the handle holds the "
+          "program's stream and workspace", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "gemm_stream");
+    check_sound(o, "first.");
+    for (const char* part : {"first.", "second_stream.", "moved_workspace."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "stream_kept"] == 1);
+      CHECK(o[p + "workspace_kept"] == 1);
+      CHECK(o[p + "blas.allocations_in_capture"] == 0);
+    }
+    CHECK(o["first.blas.calls"] == 3);
+    CHECK(o["second_stream.blas.calls"] == 0);  // the same key: launched on the new stream
+    CHECK(o["second_stream.cuda.launches"] == 5);
+    CHECK(o["moved_workspace.blas.calls"] == 3);  // another key
+  }
+}
+
+// Watched failing: cublas_replay.cpp's gemm without its kWorkspace test (none and dropped
+// captured, 10 mismatches); blas_records.cpp's record_stream keeping the workspace's bit (dropped
+// captured); Gemm::enter without setting the workspace again after the stream (set:
+// allocations_in_capture 1, 8 mismatches).
+TEST_CASE("GEMM: a handle without a workspace of the program's is never captured", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "gemm_no_workspace");
+    check_sound(o, "set.");
+    for (const char* part : {"none.", "dropped."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "blas.calls"] == 10);
+      CHECK(o[p + "blas.captured"] == 0);
+      CHECK(o[p + "cuda.captures"] == 0);
+      CHECK(o[p + "blas.allocations_in_capture"] == 0);
+      CHECK(o[p + "shim.gemm_unknown"] == 10);
+    }
+    CHECK(o["set.blas.calls"] == 3);
+    CHECK(o["set.blas.captured"] == 1);
+  }
+}
+
+// Watched failing: blas_keys.h's replayable_caller without its in_library test (the inner matmuls
+// of GEMMs made around the shim, and of the reference GEMMs, taken for the program's: around 20,
+// through 10 counted); replayable_caller returning true (through 13 counted).
+TEST_CASE("cuBLAS's own cuBLASLt matmuls: left alone, captured with the GEMM, never counted as the program's",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "gemm_inner", {.preload = false, .stats = false});
+    CHECK(plain["through.blas.inner_lt_calls"] == 10);  // the premise: every GEMM makes one
+    CHECK(plain["through.lt.calls"] == 10);
+
+    const Outcome o = run(mode, "gemm_inner");
+    check_sound(o, "through.");
+    CHECK(o["through.blas.calls"] == 3);
+    CHECK(o["through.blas.inner_lt_calls"] == 3);
+    CHECK(o["through.blas.inner_lt_failures"] == 0);
+    CHECK(o["through.lt.calls"] == 3);
+    CHECK(o["through.lt.direct"] == 2);
+    CHECK(o["through.lt.captured"] == 1);  // into the GEMM's graph
+    CHECK(o["through.lt.replays"] == 8);   // with each of its launches
+    CHECK(o["through.blas.replays"] == 8);
+    CHECK(lt_matmul_counted(o, "through.") == 0);
+    CHECK(o["around.blas.inner_lt_calls"] == 10);
+    CHECK(o["around.lt.calls"] == 10);
+    CHECK(o["around.cuda.captures"] == 0);
+    CHECK(lt_matmul_counted(o, "around.") == 0);
+  }
+}
+
+// Watched failing: blas_keys.h's replayable_caller without its inside_library_call() test (the
+// inner matmuls, reached from the tracer, taken for the program's: through counted).
+TEST_CASE("cuBLAS's own cuBLASLt matmuls through a tracer preloaded before the shim: still left alone", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    std::vector<std::string> argv;
+    if (std::string(mode) == "linked") argv = {BLAS_SCENARIO_LINKED, "gemm_inner_tracer"};
+    else argv = {BLAS_SCENARIO_DLOPEN, mode, "gemm_inner_tracer"};
+    const std::string stats = make_temp_dir() + "/stats.json";
+    const Outcome o = run_program(argv, std::string(BLAS_TRACER) + ":" + shim_under_test(SHIM_PATH),
+                                  {{"CUDNN_FASTPATH_STATS_FILE", stats}});
+    check_sound(o, "through.");
+    CHECK(o["through.traced"] == 3);  // the premise: the inner matmuls went through the tracer
+    CHECK(o["through.blas.calls"] == 3);
+    CHECK(o["through.lt.calls"] == 3);
+    CHECK(o["through.lt.captured"] == 1);
+    CHECK(o["through.lt.replays"] == 8);
+    CHECK(lt_matmul_counted(o, "through.") == 0);
+  }
+}
+
+// Watched failing: blas_keys.h's replayable_caller without its in_library test (around's inner
+// matmuls replayed: lt.calls 3, 1 captured and 8 launches counted; through's are inside a call of
+// the shim's, direct or captured, and still pass); replayable_caller returning true (through's 3
+// counted as the program's, around's replayed).
+TEST_CASE("cuDNN's own cuBLASLt matmuls: left alone, inside a capture of the cuDNN call too", "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "cudnn_inner", {.preload = false, .stats = false});
+    CHECK(plain["through.cudnn.inner_matmuls"] == 10);  // the premise: every execute makes one
+    CHECK(plain["through.lt.calls"] == 10);
+    CHECK(plain["mismatches"] == 0);
+
+    const Outcome o = run(mode, "cudnn_inner");
+    check_sound(o, "through.");
+    CHECK(o["through.cudnn.executes"] == 3);  // the execute replayed: 2 direct, 1 captured
+    CHECK(o["through.cudnn.captured"] == 1);
+    CHECK(o["through.cudnn.replays"] == 8);
+    CHECK(o["through.cudnn.inner_matmuls"] == 3);
+    CHECK(o["through.cudnn.inner_failures"] == 0);
+    CHECK(o["through.lt.calls"] == 3);
+    CHECK(o["through.lt.captured"] == 1);  // into the execute's graph
+    CHECK(o["through.lt.replays"] == 8);
+    CHECK(lt_matmul_counted(o, "through.") == 0);
+    CHECK(o["around.cudnn.executes"] == 10);
+    CHECK(o["around.cudnn.inner_matmuls"] == 10);
+    CHECK(o["around.lt.calls"] == 10);
+    CHECK(o["around.cuda.captures"] == 0);
+    CHECK(lt_matmul_counted(o, "around.") == 0);
+  }
+}
+
+// Watched failing: replay_engine.cpp's launch() without its capturing() test (the shim's graphs
+// launched into the program's capture: launches_into_capture 5, no call reached the libraries).
+TEST_CASE("the program's own capture: its calls reach the libraries, recorded into it, no launch by the shim",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "program_capture");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);  // the program's own graph did the work as made
+    CHECK(o["lt_during.lt.calls"] == 5);
+    CHECK(o["lt_during.lt.captured"] == 5);
+    CHECK(o["lt_during.cuda.captures"] == 1);  // the program's own
+    CHECK(o["lt_during.cuda.launches"] == 0);
+    CHECK(o["lt_during.cuda.launches_into_capture"] == 0);
+    CHECK(o["lt_during.shim.lt_matmul_refused_capturing"] == 5);
+    CHECK(o["lt_program_launch.lt.replays"] == 5);
+    CHECK(o["gemm_during.blas.calls"] == 5);
+    CHECK(o["gemm_during.blas.captured"] == 5);
+    CHECK(o["gemm_during.cuda.captures"] == 1);
+    CHECK(o["gemm_during.cuda.launches"] == 0);
+    CHECK(o["gemm_during.cuda.launches_into_capture"] == 0);
+    CHECK(o["gemm_during.shim.gemm_refused_capturing"] == 5);
+    CHECK(o["gemm_program_launch.blas.replays"] == 5);
+  }
+}
+
+// Watched failing: replay_engine.cpp's launch() without its context test (the other context's
+// calls launched: cuda.launches 5, refused_context 0).
+TEST_CASE("a stream of another context after the capture runs directly, a green context's is never captured",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "other_context");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    for (const char* family : {"lt", "gemm"}) {
+      INFO(family);
+      const std::string f = family;
+      const std::string calls = f == "lt" ? "lt.calls" : "blas.calls";
+      CHECK(o[f + "_other." + calls] == 5);
+      CHECK(o[f + "_other.cuda.launches"] == 0);
+      CHECK(o[f + "_other.shim." + (f == "lt" ? "lt_matmul" : "gemm") + "_refused_context"] == 5);
+      CHECK(o[f + "_back." + calls] == 0);  // the graph is still good on its own context
+      CHECK(o[f + "_back.cuda.launches"] == 5);
+      CHECK(o[f + "_green.cuda.captures"] == 0);
+      CHECK(o[f + "_green." + calls] == 10);
+    }
+  }
+}
+
+// Watched failing: replay_engine.cpp's capture_and_launch publishing kCounting instead of kNever
+// after a failure (captured again: captures 2, launches 7); launch_graph returning 0 on a failed
+// launch (status 0).
+TEST_CASE("a failed capture or instantiation runs directly for good, a failed launch is EXECUTION_FAILED",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "failures", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    for (const char* part : {"lt_capture.", "lt_instantiate.", "gemm_capture.", "gemm_instantiate."}) {
+      INFO(part);
+      const std::string p = part;
+      CHECK(o[p + "cuda.captures"] == 1);  // one attempt, never another
+      CHECK(o[p + "cuda.launches"] == 0);
+      CHECK(o[p + (p[0] == 'l' ? "shim.lt_matmul_refused_failed" : "shim.gemm_refused_failed")] == 1);
+    }
+    CHECK(o["lt_capture.lt.direct"] == 10);  // every call did its work
+    CHECK(o["gemm_capture.blas.direct"] == 10);
+    CHECK(o["lt_launch.status"] == 13);  // CUBLAS_STATUS_EXECUTION_FAILED
+    CHECK(o["gemm_launch.status"] == 13);  // CUBLAS_STATUS_EXECUTION_FAILED
+    CHECK(o["lt_launch.lt.replays"] == 0);
+    CHECK(o["gemm_failures.handle_holds_program_stream"] == 1);
+    for (const char* family : {"a cublasLt matmul", "a cublas GEMM"}) {
+      INFO(family);
+      CHECK(count_lines_containing(o.process.err, std::string("graph replay: a capture of ") + family + " failed") == 1);
+      CHECK(count_lines_containing(o.process.err, std::string("graph replay: an instantiation of ") + family +
+                                                      " failed") == 1);
+    }
+  }
+}
+
+// Counting changes no call: every stub and driver counter the scenarios print, compared between
+// statistics off, to a file, and on stderr. Watched failing with an artificial break (replay()
+// running matmuls directly while counting).
+TEST_CASE("statistics on and off: the same calls reach the stubs", "[blas][stats]") {
+  for (const char* mode : kModes) {
+    for (const char* name : {"steady", "lt_changes", "gemm_state", "gemm_inner"}) {
+      INFO("mode " << mode << ", case " << name);
+      const Outcome off = run(mode, name, {.stats = false});
+      const Outcome file = run(mode, name);
+      const Outcome lines = run(mode, name, {.stats = false, .env = {{"CUDNN_FASTPATH_STATS", "1"}}});
+      check_same_stub_values(off, file);
+      check_same_stub_values(off, lines);
+      CHECK(off.with_prefix({"shim."}).empty());
+      CHECK(count_lines_containing(lines.process.err, " replay: ") >= 1);  // the families' lines
+    }
+  }
+}
+
+// Watched failing: cublaslt_replay.cpp's forget_blas_handle returning at once (graphs_after as
+// before, the heuristic answered from the cache, the old handle's graphs launched: 20
+// mismatches); features.cpp's set_features without its forget_family calls (switch.graphs_after
+// 2) or without forget_cublas_answers (switch.on.lt.heuristics 0).
+TEST_CASE("a destroyed handle forgets its graphs and answers, the feature switched off destroys every graph",
+          "[blas][forget]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "forget");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["lt_handle.same_address"] == 1);  // the premise: the new handle is where the old one was
+    CHECK(o["lt_handle.graphs_after"] == o["lt_handle.graphs_before"] - 1);
+    CHECK(o["lt_handle.lt.heuristics"] == 1);
+    CHECK(o["lt_handle.lt.calls"] == 3);
+    CHECK(o["blas_handle.same_address"] == 1);
+    CHECK(o["blas_handle.graphs_after"] == o["blas_handle.graphs_before"] - 2);  // its GEMM's, its Lt matmul's
+    CHECK(o["blas_handle.blas.calls"] == 3);
+    CHECK(o["blas_handle.lt.calls"] == 3);
+    CHECK(o["switch.graphs_before"] >= 2);
+    CHECK(o["switch.features_off"] == (o["switch.features_before"] & ~16));
+    CHECK(o["switch.graphs_after"] == 0);
+    CHECK(o["switch.off.lt.calls"] == 5);
+    CHECK(o["switch.off.blas.calls"] == 5);
+    CHECK(o["switch.off.lt.heuristics"] == 3);
+    CHECK(o["switch.off.cuda.launches"] == 0);
+    CHECK(o["switch.features_on"] == o["switch.features_before"]);
+    CHECK(o["switch.on.lt.calls"] == 3);
+    CHECK(o["switch.on.blas.calls"] == 3);
+    CHECK(o["switch.on.lt.heuristics"] == 1);
+  }
+}
+
+// Watched failing: process.cpp's allowed_features granting kCublas whatever cfg.cublas says
+// (CUBLAS=0: 3 of 10 reach the stubs); lt_matmul without its config().graphs test (GRAPHS=0: 3
+// matmuls of 10).
+TEST_CASE("CUDNN_FASTPATH_CUBLAS=0: nothing replayed or cached, CUDNN_FASTPATH_GRAPHS=0: the heuristic cached only",
+          "[blas][config]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome off = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_CUBLAS", "0"}}});
+    check_sound(off, "matmul.");
+    CHECK(off["matmul.lt.calls"] == 10);
+    CHECK(off["gemm.blas.calls"] == 10);
+    CHECK(off["heuristic.lt.heuristics"] == 5);
+    CHECK(off["matmul.cuda.captures"] == 0);
+    CHECK(off["gemm.cuda.captures"] == 0);
+    CHECK(off["private_streams"] == 0);
+
+    const Outcome graphs = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_GRAPHS", "0"}}});
+    check_sound(graphs, "matmul.");
+    CHECK(graphs["matmul.lt.calls"] == 10);
+    CHECK(graphs["gemm.blas.calls"] == 10);
+    CHECK(graphs["heuristic.lt.heuristics"] == 1);
+    CHECK(graphs["private_streams"] == 0);
+  }
+}
+
+// Under TSan too (scripts/test): the shared state (the registry, the graph caches, the answer
+// cache) under four threads at once. Watched failing: the engine capturing in global mode
+// (global_captures 24).
+TEST_CASE("threads: four threads with their own handles, streams and descriptors, outputs right", "[blas][threads]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "threads");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["cuda.global_captures"] == 0);
+    CHECK(o["cuda.bad_launches"] == 0);
+    CHECK(o["lt.calls"] < o["calls"]);  // replayed
+    CHECK(o["blas.calls"] < o["calls"]);
+    CHECK(o["cuda.launches"] > 0);
+  }
+}
+
+// Watched failing: replay_engine.cpp's replay() without its Admission::admit test
+// (lt_matmul_declined and gemm_declined 0); the heuristic without its own (heuristic_direct 0).
+// With fresh pointers a call never repeats, so none is ever captured: what the bound guards is
+// that the shim adds no call to them.
+TEST_CASE("a miss-heavy load: the calls reaching the stubs no more than without the shim plus 1 in 100, the caches back off",
+          "[blas][admission]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome off = run(mode, "miss_heavy", {.preload = false, .stats = false});
+    const long long calls = off["calls"];
+    CHECK(off["matmul.lt.calls"] == calls);  // the premise
+    CHECK(off["gemm.blas.calls"] == calls);
+    CHECK(off["heuristic.lt.heuristics"] == calls);
+
+    const Outcome o = run(mode, "miss_heavy");
+    check_sound(o, "matmul.");
+    check_sound(o, "gemm.");
+    for (const char* part : {"matmul.", "gemm."}) {
+      INFO(part);
+      const std::string p = part;
+      const std::string stub = p == "matmul." ? "lt.calls" : "blas.calls";
+      CHECK(o[p + stub] + o[p + "cuda.captures"] + o[p + "cuda.instantiated"] <= off[p + stub] + calls / 100);
+    }
+    CHECK(o["heuristic.lt.heuristics"] <= off["heuristic.lt.heuristics"] + calls / 100);
+    CHECK(o["matmul.shim.lt_matmul_declined"] > 0);
+    CHECK(o["gemm.shim.gemm_declined"] > 0);
+    CHECK(o["heuristic.shim.heuristic_direct"] > 0);
+  }
+}
+
+// Watched failing: blas_keys.h's replayable_caller without its kDeclinedBlas test (the program's
+// matmuls replayed while it sets the epilogue with cuBLASLt's own function: 10 mismatches). The
+// dlsym program's run holds without any rule of the shim's: its calls never reach it.
+TEST_CASE("CUDNN_FASTPATH_DLSYM=0: functions taken with dlsym are the library's own, and nothing is replayed",
+          "[blas][dlsym]") {
+  const std::vector<EnvChange> no_dlsym = {{"CUDNN_FASTPATH_DLSYM", "0"}};
+  const Outcome o = run("dlsym", "steady", {.env = no_dlsym});
+  check_sound(o, "matmul.");
+  CHECK(o["matmul.lt.calls"] == 10);
+  CHECK(o["gemm.blas.calls"] == 10);
+  CHECK(o["heuristic.lt.heuristics"] == 5);
+  CHECK(o["matmul.cuda.captures"] == 0);
+
+  // A program bound to the shim that takes one setter with dlsym: cuBLASLt's own under
+  // CUDNN_FASTPATH_DLSYM=0, and then none of its matmuls may be replayed (the shim's records miss
+  // what it sets with it).
+  const Outcome mixed = run("linked", "dlsym_setter", {.env = no_dlsym});
+  check_sound(mixed);
+  CHECK(mixed["setter_is_the_librarys"] == 1);
+  CHECK(mixed["lt.calls"] == 20);
+  CHECK(mixed["cuda.captures"] == 0);
+  const Outcome handed = run("linked", "dlsym_setter");
+  check_sound(handed);
+  CHECK(handed["setter_is_the_librarys"] == 0);  // the shim's: its sets are recorded
+  CHECK(handed["lt.calls"] == 6);
+}
