@@ -174,8 +174,12 @@ static_assert(replay::words_of<BlasHandleRecord>() <= BlasRegistry::kWords, "a h
 
 constexpr std::nullptr_t no_hook = nullptr;
 
+// cuBLAS's and cuBLASLt's handles are recorded from their creation, the feature on or off.
+constexpr std::uint64_t kHandles = std::uint64_t{1} << kBlasHandle | std::uint64_t{1} << kLtHandle;
+
 template <Library kLibrary>
-using Calls = RecordedCalls<BlasRegistry, g_blas_objects, kLibrary, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED>;
+using Calls =
+    RecordedCalls<BlasRegistry, g_blas_objects, kLibrary, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, kHandles>;
 
 }  // namespace
 

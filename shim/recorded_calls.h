@@ -3,12 +3,18 @@
 // one template per action over a DescriptorRegistry (replay/descriptor_registry.h).
 //
 // Every call reaches the library as it came; what the program's own calls made of the object is
-// recorded, while the feature that reads the records is on (legacy replay for cuDNN's, cuBLAS
-// replay for the others'). A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
+// recorded. A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
 // their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's captures, is not
 // recorded: the registry forgets the address instead, which may have been a program's. A set the
-// library refuses leaves the record unknown. With the feature off, nothing is recorded and every
-// call forgets its object's address, so that a record never outlives a set the shim did not see.
+// library refuses leaves the record unknown.
+//
+// While the feature that reads the records is off (legacy replay for cuDNN's descriptors, cuBLAS
+// replay for the others), a create records nothing and forgets its address: the descriptors a
+// program makes for each call (PyTorch) then cost the shim a lookup, not a record, and stay unknown
+// once the feature is on again. Sets and destroys are recorded whatever the feature, so that an
+// object made while it was on (ONNX Runtime's descriptors, made once; a cuBLAS handle) keeps a true
+// record across the switch. Handles (kAlwaysRecorded) are recorded from their creation whatever the
+// feature: a program makes a few, once, and every call on them needs their record.
 #pragma once
 
 #include <atomic>
@@ -45,12 +51,17 @@ inline bool programs_own(const void* caller) noexcept {
 // the call (0: not usable; `length` is what it was), `std::uint32_t defaults(replay::SlotWords, the
 // create's other arguments...)` for a create (null: not usable until set), `void hook(object)` for
 // a destroy (null: none), run before the real destroy.
-template <typename Registry, Registry& registry, Library library, typename Status, Status missing>
+template <typename Registry, Registry& registry, Library library, typename Status, Status missing,
+          std::uint64_t kAlwaysRecorded = 0>
 struct RecordedCalls {
   static constexpr std::uint32_t kFeature = library == Library::kCudnn ? mode::kLegacy : mode::kCublas;
 
-  // Whether this call's object is recorded: the feature is on and the call is the program's own.
-  static bool recording(std::uint32_t m, const void* caller) noexcept { return (m & kFeature) && programs_own(caller); }
+  // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on
+  // or the kind is a handle's (a bit of kAlwaysRecorded).
+  template <std::uint32_t kKind>
+  static bool recording_creation(std::uint32_t m, const void* caller) noexcept {
+    return ((m & kFeature) || ((kAlwaysRecorded >> kKind) & 1)) && programs_own(caller);
+  }
 
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
   // older than these entries, to the library), a caller without the library gets its error.
@@ -84,7 +95,7 @@ struct RecordedCalls {
     note_cudnn_call();
     status = real(object, rest...);
     if (status != 0 || object == nullptr) return status;
-    if (!recording(m, caller)) {
+    if (!recording_creation<kKind>(m, caller)) {
       registry.forget(*object);
     } else {
       // No room: unknown, as if made around the shim.
@@ -107,7 +118,7 @@ struct RecordedCalls {
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     note_cudnn_call();
     status = real(object, rest...);
-    if (!recording(m, caller) || status != 0) {
+    if (!recording_creation<kKind>(m, caller) || status != 0) {
       registry.forget(object);
       return status;
     }
@@ -123,7 +134,7 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     status = real(object, rest...);
-    if (!recording(m, caller)) {
+    if (!programs_own(caller)) {
       registry.forget(object);
     } else if (status != 0) {
       registry.unknown(object);

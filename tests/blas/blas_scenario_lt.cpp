@@ -552,9 +552,20 @@ int forget() {
     print("switch.features_off", g_set_features(all & ~CUDNN_FASTPATH_FEATURE_CUBLAS));
     print("switch.graphs_after", static_cast<long long>(stubcuda_graph_counters().live_execs));
     Snapshot before = Snapshot::now();
-    for (int i = 0; i < 5; ++i) checked(m, counts), checked(g, counts);
+    // PyTorch's way while the feature is off: the handle's stream and workspace set before every
+    // GEMM (a record that forgot the handle would make its GEMMs unknown for good); and a handle
+    // made while the feature is off.
+    for (int i = 0; i < 5; ++i) {
+      checked(m, counts);
+      must(g_api.cublasSetStream_v2(h.handle, h.runtime_stream()), "cublasSetStream_v2");
+      must(g_api.cublasSetWorkspace_v2(h.handle, h.workspace, BlasHandle::kWorkspaceSize), "cublasSetWorkspace_v2");
+      checked(g, counts);
+    }
     for (int i = 0; i < 3; ++i)
       if (!same(ask(g_api, o, 3), reference_answer(o, 3))) ++counts.mismatches;
+    BlasHandle made_off;
+    made_off.open();
+    const Gemm g_off = gemm_of(made_off.handle, alpha, beta, a, b, c2);
     print_since(before, "switch.off.");
     print("switch.features_on", g_set_features(all));
     before = Snapshot::now();
@@ -562,6 +573,10 @@ int forget() {
     for (int i = 0; i < 3; ++i)
       if (!same(ask(g_api, o, 3), reference_answer(o, 3))) ++counts.mismatches;
     print_since(before, "switch.on.");
+    before = Snapshot::now();
+    for (int i = 0; i < 5; ++i) checked(g_off, counts);
+    print_since(before, "switch.made_off.");
+    made_off.close();
   }
   print_counts(counts);
   return 0;

@@ -508,7 +508,9 @@ TEST_CASE("statistics on and off: the same calls reach the stubs", "[blas][stats
 // Watched failing: cublaslt_replay.cpp's forget_blas_handle returning at once (graphs_after as
 // before, the heuristic answered from the cache, the old handle's graphs launched: 20
 // mismatches); features.cpp's set_features without its forget_family calls (switch.graphs_after
-// 2) or without forget_cublas_answers (switch.on.lt.heuristics 0).
+// 2) or without forget_cublas_answers (switch.on.lt.heuristics 0); recorded_calls.h forgetting a
+// handle set while the feature is off (switch.on.blas.calls 5) or not recording one made then
+// (switch.made_off.blas.calls 5).
 TEST_CASE("a destroyed handle forgets its graphs and answers, the feature switched off destroys every graph",
           "[blas][forget]") {
   for (const char* mode : kModes) {
@@ -533,7 +535,8 @@ TEST_CASE("a destroyed handle forgets its graphs and answers, the feature switch
     CHECK(o["switch.off.cuda.launches"] == 0);
     CHECK(o["switch.features_on"] == o["switch.features_before"]);
     CHECK(o["switch.on.lt.calls"] == 3);
-    CHECK(o["switch.on.blas.calls"] == 3);
+    CHECK(o["switch.on.blas.calls"] == 3);  // the handle's record kept through the sets while off
+    CHECK(o["switch.made_off.blas.calls"] == 3);  // a handle made while off is recorded all the same
     CHECK(o["switch.on.lt.heuristics"] == 1);
   }
 }
