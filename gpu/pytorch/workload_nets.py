@@ -165,17 +165,19 @@ def capture(args, device):
         optimizer.zero_grad(set_to_none=True)
         with torch.cuda.graph(graph):
             static_out = step(static_input)
-        replayed, eager = [], []
+        # Results into tensors made beforehand, not lists of new ones (see train_steps).
+        replayed = torch.empty((args.iters,) + tuple(static_out.shape), device=device)
+        eager = torch.empty_like(replayed)
         for i in range(args.iters):
             static_input.copy_(inputs[i % len(inputs)])
             graph.replay()
-            replayed.append(static_out.float().clone())
+            replayed[i].copy_(static_out)
         for i in range(args.iters):
             if train:
                 optimizer.zero_grad(set_to_none=True)
-            eager.append(step(inputs[i % len(inputs)]).float())
+            eager[i].copy_(step(inputs[i % len(inputs)]))
     torch.cuda.synchronize()
-    write_tensors(args.out, [torch.stack(replayed), torch.stack(eager)])
+    write_tensors(args.out, [replayed, eager])
     return {"iterations": 2 * args.iters, "net": args.net}
 
 
