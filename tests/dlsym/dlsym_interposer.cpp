@@ -33,6 +33,11 @@ using Dlsym = void* (*)(void*, const char*);
 // Relaxed: tallies read by the program after its calls.
 std::atomic<std::uint64_t> g_lookups{0}, g_from_program{0}, g_refused{0}, g_passed{0}, g_destroys{0};
 
+// Lookups are counted from this library's constructor on: in a sanitized build the sanitizer's
+// runtime, preloaded first, makes hundreds of lookups of its own while it starts.
+std::atomic<bool> g_started{false};  // relaxed: set before main, on the thread that runs it
+__attribute__((constructor)) void start_counting() { g_started.store(true, std::memory_order_relaxed); }
+
 Dlsym real_dlsym() {
   static const Dlsym real = reinterpret_cast<Dlsym>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
   return real;
@@ -84,8 +89,10 @@ extern "C" {
 
 __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
   const void* requester = __builtin_return_address(0);
-  g_lookups.fetch_add(1, std::memory_order_relaxed);
-  if (from_program(requester)) g_from_program.fetch_add(1, std::memory_order_relaxed);
+  if (g_started.load(std::memory_order_relaxed)) {
+    g_lookups.fetch_add(1, std::memory_order_relaxed);
+    if (from_program(requester)) g_from_program.fetch_add(1, std::memory_order_relaxed);
+  }
   void* found = real_dlsym()(handle, name);
   if (found == nullptr || handle == RTLD_DEFAULT || handle == RTLD_NEXT) return found;
   if (std::strcmp(name, "cuMemAlloc_v2") == 0) {

@@ -218,9 +218,18 @@ TEST_CASE("two copies of the shim preloaded: the first one's dlsym hands out, on
 
 namespace {
 
+// In a sanitized build, the sanitizer's runtime first in LD_PRELOAD: it looks up what it
+// intercepts with dlsym(RTLD_NEXT) as it starts, and an interposer of dlsym that calls (rather than
+// jumps, as the shim does) would make those lookups relative to itself, find the runtime's own
+// interceptors behind it, and loop (as HAMi-core would under a sanitizer).
+std::string runtime_first(const std::string& preload) {
+  const std::string runtime = SANITIZER_RUNTIME;
+  return runtime.empty() ? preload : runtime + ":" + preload;
+}
+
 // dlsym_neighbours with `preload` as LD_PRELOAD (the shim under test named as "SHIM").
 Outcome neighbours(const std::string& preload, const std::vector<EnvChange>& extra = {}) {
-  std::string expanded = preload;
+  std::string expanded = runtime_first(preload);
   if (const auto at = expanded.find("SHIM"); at != std::string::npos)
     expanded.replace(at, 4, shim_under_test(SHIM_PATH));
   return run_program({DLSYM_NEIGHBOURS}, expanded, extra);
@@ -251,7 +260,7 @@ TEST_CASE("a dlsym interposer after the shim sees each of the program's lookups 
   // LD_PRELOAD's order (HAMi-core's device plugin puts it in /etc/ld.so.preload, read after it),
   // and the launcher's, which puts the shim first.
   const Outcome preloaded = neighbours(std::string("SHIM:") + DLSYM_INTERPOSER_B);
-  const Outcome launched = run_program({LAUNCHER_BUILD, "--", DLSYM_NEIGHBOURS}, DLSYM_INTERPOSER_B,
+  const Outcome launched = run_program({LAUNCHER_BUILD, "--", DLSYM_NEIGHBOURS}, runtime_first(DLSYM_INTERPOSER_B),
                                        {{"CUDNN_FASTPATH_SHIM", shim_under_test(SHIM_PATH)}});
   for (const Outcome* o : {&preloaded, &launched}) {
     check_limit_enforced(*o, "b");
