@@ -38,8 +38,16 @@ std::atomic<std::uint64_t> g_lookups{0}, g_from_program{0}, g_refused{0}, g_pass
 std::atomic<bool> g_started{false};  // relaxed: set before main, on the thread that runs it
 __attribute__((constructor)) void start_counting() { g_started.store(true, std::memory_order_relaxed); }
 
+// No function-local static (its guard is a call TSan intercepts, and TSan's runtime calls this
+// dlsym while it starts, before it can take one). Relaxed: every thread that looks finds the same
+// value.
+std::atomic<Dlsym> g_real_dlsym{nullptr};
 Dlsym real_dlsym() {
-  static const Dlsym real = reinterpret_cast<Dlsym>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+  Dlsym real = g_real_dlsym.load(std::memory_order_relaxed);
+  if (real == nullptr) {
+    real = reinterpret_cast<Dlsym>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+    g_real_dlsym.store(real, std::memory_order_relaxed);
+  }
   return real;
 }
 
