@@ -9,10 +9,11 @@
 // forgotten, without a single use), and backs off when wastes outnumber hits HitWeight to one over
 // a window of Window outcomes: the calls then skip the cache (the caller runs them as if the
 // feature were off), all but one probe in Interval << (level - 1), which goes through the cache as
-// before. ProbesToResume probes in a row that hit resume admission; as many in a row that miss, or
-// a window after a resume that fails again, double the interval (up to MaxLevel). Filling free entries is neither: a program's
-// first iteration never backs off, and a call repeated every iteration is cached, and captured,
-// exactly as without the rule.
+// before, and (where the caller has the call's key) the calls of the sampled keys, which do too
+// (sampled() below). ProbesToResume probes in a row that hit resume admission; as many in a row
+// that miss, or a window after a resume that fails again, double the interval (up to MaxLevel).
+// Filling free entries is neither: a program's first iteration never backs off, and a call
+// repeated every iteration is cached, and captured, exactly as without the rule.
 //
 // Why two to one: on the H200 a variant pack through the cache costs 0.28 us of the shim's own
 // against 0.82 us for the real pack it saves on a hit (docs/gpu-results.md), so the cache pays for
@@ -28,7 +29,9 @@
 namespace cudnn_fastpath::replay {
 
 struct AdmissionState {
-  std::uint8_t hits = 0;          // in the current window
+  // Admitting: the outcomes of the current window. Backing off (when no window is counted), `hits`
+  // is which keys are sampled (sampled() below) and `wastes` the probes by count since it moved.
+  std::uint8_t hits = 0;
   std::uint8_t wastes = 0;
   std::uint16_t countdown = 0;    // backing off: calls until the next probe
   std::uint8_t level = 0;         // 0 admitting; n backing off, one probe in Interval << (n - 1)
@@ -41,14 +44,24 @@ static_assert(sizeof(AdmissionState) == 8, "eight bytes a cache and thread");
 template <unsigned Window = 64, unsigned HitWeight = 2, unsigned Interval = 64, unsigned MaxLevel = 6,
           unsigned ProbesToResume = 2>
 struct AdmissionRule {
+  static constexpr unsigned kCallsPerSample = 4096;
   static_assert(Window >= 8 && Window <= 255 && Interval >= 2 && MaxLevel >= 1 && MaxLevel <= 8 &&
-                ProbesToResume >= 1 && ProbesToResume <= 255 && (Interval << (MaxLevel - 1)) <= 65535);
+                ProbesToResume >= 1 && ProbesToResume <= 255 && (Interval << (MaxLevel - 1)) <= 65535 &&
+                (Interval & (Interval - 1)) == 0 && (Interval << (MaxLevel - 1)) <= kCallsPerSample);
 
-  // Whether this call may use the cache: always while admitting; while backing off, the probes.
+  // Whether this call may use the cache: always while admitting; while backing off, the probes
+  // by count.
   static bool admit(AdmissionState& s) noexcept {
     if (__builtin_expect(s.level == 0, 1)) return true;
     if (--s.countdown != 0) return false;
     s.countdown = interval(s.level);
+    // The sample moves on to other keys every kCallsPerSample calls, whatever the level: the
+    // probes by count are counted by how many calls each stands for.
+    s.wastes = static_cast<std::uint8_t>(s.wastes + (1u << (s.level - 1)));
+    if (s.wastes >= kCallsPerSample / Interval) {
+      s.wastes = static_cast<std::uint8_t>(s.wastes - kCallsPerSample / Interval);
+      ++s.hits;
+    }
     return true;
   }
 
@@ -76,6 +89,21 @@ struct AdmissionRule {
     }
     ++s.wastes;
     judge(s);
+  }
+
+  // Backing off, whether the call whose key hashes to `hash` is one of the sampled keys: one key
+  // in Interval, picked by bits of the hash that choose no cache set, at every level (the level
+  // stretches only the probes by count). A sampled key goes through the cache every time it comes,
+  // as while admitting, so it can be captured and launched again; a probe by count seldom can when
+  // the program's steady keys are many more than Interval, and a load that warms up on more keys
+  // than the cache holds (a training loop's first steps) backs off before its steady keys have
+  // come back often enough to hit. The sample moves on every kCallsPerSample calls, long enough
+  // for a key that comes every few hundred calls (what a graph cache can hold) to be launched
+  // again, and in time every key is sampled: a sample without one of the steady keys (one in 85
+  // for 282 of them) is not for good. A load whose keys never repeat pays one call in Interval
+  // through the cache for them.
+  static bool sampled(const AdmissionState& s, std::uint64_t hash) noexcept {
+    return ((hash >> 48) & (Interval - 1u)) == (s.hits & (Interval - 1u));
   }
 
   static bool backing_off(const AdmissionState& s) noexcept { return s.level != 0; }

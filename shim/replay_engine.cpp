@@ -221,7 +221,10 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   ReplayThread* t = replay_thread();
   if (t == nullptr || t->capturing || t->nested != 0) return run_direct(call, m);
   replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
-  if (!Admission::admit(admission)) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
+  // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
+  // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
+  const bool judged = Admission::admit(admission);
+  if (!judged && !Admission::sampled(admission, key.hash())) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   GraphCache& cache = g_graphs[static_cast<int>(call.family)];
   bool inserted = false;
   Released evicted;
@@ -229,7 +232,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   if (evicted.entry) {
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::kBackend) count(Counter::graph_evictions);
-    if (!evicted.used) Admission::waste(admission);
+    if (!evicted.used && judged) Admission::waste(admission);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
   GraphCache::Entry& e = cache.entry(lease);

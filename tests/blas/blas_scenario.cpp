@@ -95,6 +95,7 @@ constexpr Case kCases[] = {
     {"gemm_arguments", gemm_arguments},
     {"gemm_stream", gemm_stream},
     {"gemm_no_workspace", gemm_no_workspace},
+    {"gemm_training", gemm_training},
     {"gemm_inner", gemm_inner},
     {"gemm_inner_tracer", gemm_inner_tracer},
     {"cudnn_inner", cudnn_inner},

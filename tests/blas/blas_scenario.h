@@ -244,6 +244,7 @@ int gemm_state();
 int gemm_arguments();
 int gemm_stream();
 int gemm_no_workspace();
+int gemm_training();
 int gemm_inner();
 int gemm_inner_tracer();
 int cudnn_inner();

@@ -271,3 +271,36 @@ int gemm_inner_tracer() {
 }
 
 }  // namespace blas_scenario
+
+namespace blas_scenario {
+
+// A training loop's GEMMs as PyTorch's caching allocator places them: kPerStep GEMMs a step, the
+// first kWarmup steps at addresses of their own (the allocator still settling: optimizer state,
+// gradients made for the first time), then two sets of addresses in turn (a tensor the loop keeps
+// into the next step, its loss or its output, moves the others every other step). kPerStep * 4 is
+// more than a family's graph cache holds, kPerStep * 2 is not.
+int gemm_training() {
+  constexpr int kPerStep = 141, kWarmup = 2, kSteps = 120, kLast = 10;
+  BlasHandle h;
+  h.open();
+  Scalar alpha{1.0f}, beta{0.0f};
+  Buffer a{0xA0}, b{0xB0};
+  std::vector<Buffer> outputs((kWarmup + 2) * kPerStep);
+  Gemm g = gemm_of(h.handle, alpha, beta, a, b, outputs[0]);
+  Counts counts;
+  Snapshot last = Snapshot::now();
+  for (int step = 0; step < kSteps; ++step) {
+    if (step == kSteps - kLast) last = Snapshot::now();
+    const int set = step < kWarmup ? step : kWarmup + step % 2;
+    for (int i = 0; i < kPerStep; ++i) {
+      g.c = outputs[set * kPerStep + i].get();
+      checked(g, counts);
+    }
+  }
+  print("last_calls", kLast * kPerStep);
+  print_since(last, "last.");
+  print_counts(counts);
+  return 0;
+}
+
+}  // namespace blas_scenario

@@ -90,3 +90,35 @@ TEST_CASE("a good window forgives: the next back-off starts at the first level a
   REQUIRE(Rule::backing_off(s));
   CHECK(calls_to_next_probe(s) == 64);
 }
+
+TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 4096 calls at any level, and every key gets its turn",
+          "[unit][admission]") {
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  auto key = [](std::uint64_t cls) { return (cls << 48) | 0x1234; };  // the bits sampled() reads, and others
+  auto sampled_classes = [&] {
+    int n = 0;
+    for (std::uint64_t cls = 0; cls < 64; ++cls) n += Rule::sampled(s, key(cls));
+    return n;
+  };
+  std::uint64_t seen = 0;  // the classes sampled at some point
+  for (int sample = 0; sample < 64; ++sample) {
+    REQUIRE(sampled_classes() == 1);
+    for (std::uint64_t cls = 0; cls < 64; ++cls)
+      if (Rule::sampled(s, key(cls))) seen |= std::uint64_t{1} << cls;
+    for (int call = 0; call < 4096; ++call) Rule::admit(s);
+    if (sample == 10) {  // two probes that miss: the next level, the same pace of the sample
+      Rule::waste(s);
+      Rule::waste(s);
+      REQUIRE(Rule::backing_off(s));
+    }
+  }
+  CHECK(seen == ~std::uint64_t{0});
+  // Admitting, nothing asks sampled(); a resume starts counting again.
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  calls_to_next_probe(s);
+  Rule::hit(s);
+  CHECK_FALSE(Rule::backing_off(s));
+}
