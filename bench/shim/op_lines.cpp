@@ -26,6 +26,7 @@
 //   linear   PyTorch's Linear as cuBLASLt sees it: a matmul descriptor, three layouts and a
 //            preference made, set and destroyed around the heuristic and the matmul
 //   gemm     a cublasGemmEx on a handle with a workspace (replayed after the first three)
+//   gemm_miss  as gemm, but every op's output is new: the GEMM family backs off (its declined path)
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -168,10 +169,16 @@ bool linear_op(int) {
   destroy_operation(desc, layouts, pref);
   return ok;
 }
-bool gemm_op(int) {
+bool gemm_into(void* c) {
   const float one = 1, zero = 0;
   return cublasGemmEx(g_blas, CUBLAS_OP_N, CUBLAS_OP_N, 4, 4, 4, &one, g_a, CUDA_R_32F, 4, g_b, CUDA_R_32F, 4, &zero,
-                      g_c, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == 0;
+                      c, CUDA_R_32F, 4, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == 0;
+}
+bool gemm_op(int) { return gemm_into(g_c); }
+// A new output for every op (up to 32768 ops and warm-up ops together).
+bool gemm_miss_op(int i) {
+  static std::vector<unsigned char> outputs(std::size_t{64} << 15);
+  return gemm_into(&outputs[(static_cast<std::size_t>(i + 4000) & 32767) * 64]);
 }
 
 struct Kind {
@@ -190,6 +197,7 @@ const Kind kKinds[] = {
     {"heuristic", [](int) { return heuristic(g_desc, g_layouts, g_preference, g_result); }, 4},
     {"linear", linear_op, 4},
     {"gemm", gemm_op, 4},
+    {"gemm_miss", gemm_miss_op, 3000},
 };
 
 }  // namespace
