@@ -2,6 +2,7 @@
 ops does not (issue 28, item 4).
 
     python3 eval16_profile.py [--seconds S] [--json FILE] [--markdown FILE]
+    python3 eval16_profile.py --only VARIANT [--iters N]     # one variant, untimed, for --stats-file
 
 Run it under the shim (scripts/cudnn-fastpath or LD_PRELOAD) to compare every feature off (0)
 with every feature on (31) as well; without the shim it measures the variants alone. One process:
@@ -117,12 +118,21 @@ def main():
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", metavar="VARIANT",
+                        help="run VARIANT alone for --iters iterations and time nothing (for the shim's statistics file)")
+    parser.add_argument("--iters", type=int, default=200)
     args = parser.parse_args()
     device = torch.device("cuda")
     torch.backends.cudnn.benchmark = False
     set_features = feature_switch()
     conditions = (0, ALL) if set_features else (None,)
     runs = variants(device)
+    if args.only:
+        context, step, keep = runs[args.only]
+        with context():
+            iterations(step, keep, args.iters)
+        torch.cuda.synchronize()
+        return 0
     for name, (context, step, keep) in runs.items():  # cuDNN's plans, the shim's start
         block(context, step, keep)
     rng = random.Random(args.seed)
