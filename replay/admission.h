@@ -44,7 +44,7 @@ static_assert(sizeof(AdmissionState) == 8, "eight bytes a cache and thread");
 template <unsigned Window = 64, unsigned HitWeight = 2, unsigned Interval = 64, unsigned MaxLevel = 6,
           unsigned ProbesToResume = 2>
 struct AdmissionRule {
-  static constexpr unsigned kCallsPerSample = 4096;
+  static constexpr unsigned kCallsPerSample = 2048;
   static_assert(Window >= 8 && Window <= 255 && Interval >= 2 && MaxLevel >= 1 && MaxLevel <= 8 &&
                 ProbesToResume >= 1 && ProbesToResume <= 255 && (Interval << (MaxLevel - 1)) <= 65535 &&
                 (Interval & (Interval - 1)) == 0 && (Interval << (MaxLevel - 1)) <= kCallsPerSample);
@@ -98,8 +98,8 @@ struct AdmissionRule {
   // the program's steady keys are many more than Interval, and a load that warms up on more keys
   // than the cache holds (a training loop's first steps) backs off before its steady keys have
   // come back often enough to hit. The sample moves on every kCallsPerSample calls, long enough
-  // for a key that comes every few hundred calls (what a graph cache can hold) to be launched
-  // again, and in time every key is sampled: a sample without one of the steady keys (one in 85
+  // for a key that comes every few hundred calls (what a graph cache can hold: 512 keys) to be
+  // launched again, and in time every key is sampled: a sample without one of the steady keys (one in 85
   // for 282 of them) is not for good. A load whose keys never repeat pays one call in Interval
   // through the cache for them.
   static bool sampled(const AdmissionState& s, std::uint64_t hash) noexcept {

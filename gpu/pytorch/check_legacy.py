@@ -25,7 +25,7 @@ PLAIN3 = PLAIN + (("plain-3", "none"),)
 JUDGED = (("shim", "stats"), ("verify", "verify"))
 NO_LEGACY, NO_CUBLAS = (("nolegacy", "nolegacy"),), (("nocublas", "nocublas"),)
 
-# The transformer's training runs take 30 steps: its first steps run on addresses of their own
+# The transformer's training runs take 40 steps: its first steps run on addresses of their own
 # (PyTorch's allocator settling, the optimizer's state made), the steps after alternate two sets,
 # and a family that backed off in the warm-up needs some more steps to find that its calls repeat
 # (replay/admission.h's sampled keys; in 10 steps the backward GEMMs were never replayed, run 33).
@@ -43,11 +43,11 @@ CASES = {
                    "addmm: cublasLtMatmul", True),
     "stack_nobias": (["stack", "--no-bias", "--iters", "20"], NO_CUBLAS, ("gemm",),
                      "matmul: cublasGemmEx", True),
-    "stack_bias_train": (["stack", "--train", "--iters", "30"], (), ("lt_matmul", "gemm"),
+    "stack_bias_train": (["stack", "--train", "--iters", "40"], (), ("lt_matmul", "gemm"),
                          "forward addmm, backward matmuls", False),
-    "stack_nobias_train": (["stack", "--train", "--no-bias", "--iters", "30"], (), ("gemm",),
+    "stack_nobias_train": (["stack", "--train", "--no-bias", "--iters", "40"], (), ("gemm",),
                            "matmuls forward and backward", False),
-    "stack_train_math": (["stack", "--train", "--attention", "math", "--iters", "30"], (), ("lt_matmul", "gemm"),
+    "stack_train_math": (["stack", "--train", "--attention", "math", "--iters", "40"], (), ("lt_matmul", "gemm"),
                          "addmm and the math attention's batched matmuls, deterministic", True),
     "capture_convbn": (["capture", "--net", "convbn", "--iters", "20"], (), ("legacy_bn",),
                        "eager iterations after the program's own graph", True),
@@ -57,7 +57,7 @@ CASES = {
                            "eager iterations after the program's own graph", True),
     "capture_stack_nobias": (["capture", "--net", "stack_nobias", "--iters", "10"], (), ("gemm",),
                              "eager iterations after the program's own graph", True),
-    "capture_stack_train_math": (["capture", "--net", "stack_train_math", "--iters", "30"], (),
+    "capture_stack_train_math": (["capture", "--net", "stack_train_math", "--iters", "40"], (),
                                  ("lt_matmul", "gemm"), "eager steps after the program's own graph", True),
     "threads_convbn": (["threads", "--net", "convbn", "--threads", "4", "--iters", "25"], (), (), "", True),
     "threads_stack": (["threads", "--net", "stack", "--threads", "4", "--iters", "10"], (), (), "", True),

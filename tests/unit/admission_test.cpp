@@ -91,7 +91,7 @@ TEST_CASE("a good window forgives: the next back-off starts at the first level a
   CHECK(calls_to_next_probe(s) == 64);
 }
 
-TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 4096 calls at any level, and every key gets its turn",
+TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 2048 calls at any level, and every key gets its turn",
           "[unit][admission]") {
   AdmissionState s = Rule::fresh(0);
   for (int i = 0; i < 64; ++i) Rule::waste(s);
@@ -107,7 +107,7 @@ TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 4096
     REQUIRE(sampled_classes() == 1);
     for (std::uint64_t cls = 0; cls < 64; ++cls)
       if (Rule::sampled(s, key(cls))) seen |= std::uint64_t{1} << cls;
-    for (int call = 0; call < 4096; ++call) Rule::admit(s);
+    for (unsigned call = 0; call < Rule::kCallsPerSample; ++call) Rule::admit(s);
     if (sample == 10) {  // two probes that miss: the next level, the same pace of the sample
       Rule::waste(s);
       Rule::waste(s);
