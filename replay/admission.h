@@ -99,9 +99,9 @@ struct AdmissionRule {
   // than the cache holds (a training loop's first steps) backs off before its steady keys have
   // come back often enough to hit. The sample moves on every kCallsPerSample calls, long enough
   // for a key that comes every few hundred calls (what a graph cache can hold: 512 keys) to be
-  // launched again, and in time every key is sampled: a sample without one of the steady keys (one in 85
-  // for 282 of them) is not for good. A load whose keys never repeat pays one call in Interval
-  // through the cache for them.
+  // launched again, and in time every key is sampled: a sample without one of the steady keys
+  // (one in 85 for 282 of them) is not for good. A load whose keys never repeat pays one call in
+  // Interval through the cache for them.
   static bool sampled(const AdmissionState& s, std::uint64_t hash) noexcept {
     return ((hash >> 48) & (Interval - 1u)) == (s.hits & (Interval - 1u));
   }

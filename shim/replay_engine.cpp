@@ -224,7 +224,8 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
   const bool judged = Admission::admit(admission);
-  if (!judged && !Admission::sampled(admission, key.hash())) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
+  if (!judged && !Admission::sampled(admission, key.hash()))
+    return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   GraphCache& cache = g_graphs[static_cast<int>(call.family)];
   bool inserted = false;
   Released evicted;
