@@ -268,27 +268,6 @@ cublasStatus_t checked(const Matmul& m, Counts& counts) {
   return status;
 }
 
-cublasStatus_t Gemm::call(const BlasApi& api) const {
-  const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), k32 = static_cast<int>(k);
-  switch (entry) {
-    case STUBBLAS_GEMM_EX:
-      return api.cublasGemmEx(handle, transa, transb, m32, n32, k32, alpha, a, a_type, static_cast<int>(lda), b,
-                              b_type, static_cast<int>(ldb), beta, c, c_type, static_cast<int>(ldc), compute_type, algo);
-    case STUBBLAS_GEMM_EX_64:
-      return api.cublasGemmEx_64(handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c,
-                                 c_type, ldc, compute_type, algo);
-    case STUBBLAS_GEMM_STRIDED_BATCHED_EX:
-      return api.cublasGemmStridedBatchedEx(handle, transa, transb, m32, n32, k32, alpha, a, a_type,
-                                            static_cast<int>(lda), stride_a, b, b_type, static_cast<int>(ldb),
-                                            stride_b, beta, c, c_type, static_cast<int>(ldc), stride_c,
-                                            static_cast<int>(batch_count), compute_type, algo);
-    default:
-      return api.cublasGemmStridedBatchedEx_64(handle, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a, b,
-                                               b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c, batch_count,
-                                               compute_type, algo);
-  }
-}
-
 std::uint64_t Gemm::reference(std::uint64_t c_before) const {
   std::memcpy(c, &c_before, sizeof c_before);
   g_stub.stubblas_reference_calls(1);

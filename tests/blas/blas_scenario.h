@@ -33,6 +33,7 @@
 #include "tests/blas/blas_api.h"
 #include "tests/stub/stub_blas_control.h"
 #include "tests/stub/stub_cuda.h"
+#include "tests/support/blas_arguments.h"
 #include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
 
@@ -130,29 +131,8 @@ struct LtObjects {
   cudaStream_t runtime_stream() const { return reinterpret_cast<cudaStream_t>(stream); }
 };
 
-// A cublasLtMatmul's arguments.
-struct Matmul {
-  cublasLtHandle_t handle;
-  cublasLtMatmulDesc_t desc;
-  const void* alpha;
-  const void* a;
-  cublasLtMatrixLayout_t a_desc;
-  const void* b;
-  cublasLtMatrixLayout_t b_desc;
-  const void* beta;
-  const void* c;
-  cublasLtMatrixLayout_t c_desc;
-  void* d;
-  cublasLtMatrixLayout_t d_desc;
-  const cublasLtMatmulAlgo_t* algo;
-  void* workspace;
-  std::size_t workspace_size;
-  cudaStream_t stream;
-
-  cublasStatus_t call(const BlasApi& api) const {
-    return api.cublasLtMatmul(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
-                              workspace_size, stream);
-  }
+// A cublasLtMatmul's arguments, and what it should write.
+struct Matmul : blas_arguments::Matmul {
   // D's first word after the same call in reference mode: what the call should have written.
   std::uint64_t reference() const;
 };
@@ -164,31 +144,8 @@ Matmul matmul_of(const LtObjects& o, const Scalar& alpha, const Scalar& beta, Bu
 // the call's status.
 cublasStatus_t checked(const Matmul& m, Counts& counts);
 
-// A GEMM's arguments, for any of the four entry points.
-struct Gemm {
-  cublasHandle_t handle;
-  StubBlasGemmEntry entry;
-  cublasOperation_t transa, transb;
-  std::int64_t m, n, k;
-  const void* alpha;
-  const void* a;
-  cudaDataType a_type;
-  std::int64_t lda;
-  long long stride_a;
-  const void* b;
-  cudaDataType b_type;
-  std::int64_t ldb;
-  long long stride_b;
-  const void* beta;
-  void* c;
-  cudaDataType c_type;
-  std::int64_t ldc;
-  long long stride_c;
-  std::int64_t batch_count;
-  cublasComputeType_t compute_type;
-  cublasGemmAlgo_t algo;
-
-  cublasStatus_t call(const BlasApi& api) const;
+// A GEMM's arguments, and what it should write.
+struct Gemm : blas_arguments::Gemm {
   // C's first word after the same call in reference mode, C's first word set to `c_before` first
   // (a GEMM reads C, then writes it).
   std::uint64_t reference(std::uint64_t c_before) const;

@@ -9,50 +9,11 @@ namespace blas_scenario {
 
 namespace {
 
-// Each attribute of each kind with the size cublasLt.h gives it (written out here, as the stub's
-// own tests do: not taken from the stub or the shim).
-struct AttrSpec {
-  int attribute;
-  std::size_t size;
-};
-const AttrSpec kMatmulAttrs[] = {
-    {CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, 4}, {CUBLASLT_MATMUL_DESC_SCALE_TYPE, 4},
-    {CUBLASLT_MATMUL_DESC_POINTER_MODE, 4}, {CUBLASLT_MATMUL_DESC_TRANSA, 4},
-    {CUBLASLT_MATMUL_DESC_TRANSB, 4}, {CUBLASLT_MATMUL_DESC_TRANSC, 4},
-    {CUBLASLT_MATMUL_DESC_FILL_MODE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE, 4},
-    {CUBLASLT_MATMUL_DESC_BIAS_POINTER, 8}, {CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, 8}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, 8}, {CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE, 8},
-    {CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, 4}, {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER, 8}, {CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1},
-    {CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, 4}, {CUBLASLT_MATMUL_DESC_A_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_B_SCALE_MODE, 4}, {CUBLASLT_MATMUL_DESC_C_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_D_SCALE_MODE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_D_OUT_SCALE_MODE, 4},
-};  // and CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, changed to another descriptor below
-const AttrSpec kLayoutAttrs[] = {
-    {CUBLASLT_MATRIX_LAYOUT_TYPE, 4}, {CUBLASLT_MATRIX_LAYOUT_ORDER, 4}, {CUBLASLT_MATRIX_LAYOUT_ROWS, 8},
-    {CUBLASLT_MATRIX_LAYOUT_COLS, 8}, {CUBLASLT_MATRIX_LAYOUT_LD, 8}, {CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 4},
-    {CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 8}, {CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, 8},
-    {CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, 4},
-};
-const AttrSpec kPreferenceAttrs[] = {
-    {CUBLASLT_MATMUL_PREF_SEARCH_MODE, 4}, {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, 8},
-    {CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, 4}, {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, 4},
-    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, 4}, {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, 4},
-    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, 4}, {CUBLASLT_MATMUL_PREF_MAX_WAVES_COUNT, 4},
-    {CUBLASLT_MATMUL_PREF_IMPL_MASK, 8},
-};
-const AttrSpec kEmulationAttrs[] = {
-    {CUBLASLT_EMULATION_DESC_STRATEGY, 4}, {CUBLASLT_EMULATION_DESC_SPECIAL_VALUES_SUPPORT, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_CONTROL, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MAX_MANTISSA_BIT_COUNT, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_OFFSET, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, 8},
-};
+using blas_arguments::AttrSpec;
+using blas_arguments::kEmulationAttrs;
+using blas_arguments::kLayoutAttrs;
+using blas_arguments::kMatmulAttrs;
+using blas_arguments::kPreferenceAttrs;
 
 struct Answer {
   cublasStatus_t status;
@@ -102,10 +63,12 @@ int heuristic() {
   cublasLtEmulationDesc_t second_emulation = nullptr;
   must(g_api.cublasLtEmulationDescCreate(&second_emulation), "cublasLtEmulationDescCreate");
   std::vector<Attribute> attributes;
-  for (const AttrSpec& spec : kMatmulAttrs)
+  for (const AttrSpec& spec : kMatmulAttrs) {
+    if (spec.attribute == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) continue;  // another descriptor, below
     attributes.push_back(attribute_of<cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t>(
         "desc." + std::to_string(spec.attribute), o.desc, spec, g_stub.cublasLtMatmulDescGetAttribute,
         g_api.cublasLtMatmulDescSetAttribute));
+  }
   for (const AttrSpec& spec : kEmulationAttrs)
     attributes.push_back(attribute_of<cublasLtEmulationDesc_t, cublasLtEmulationDescAttributes_t>(
         "emulation." + std::to_string(spec.attribute), o.emulation, spec, g_stub.cublasLtEmulationDescGetAttribute,

@@ -91,6 +91,7 @@ TEST_CASE("a good window forgives: the next back-off starts at the first level a
   CHECK(calls_to_next_probe(s) == 64);
 }
 
+// Watched failing: admit() without its move of the sample (seen == 1: one class of keys, for good).
 TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 2048 calls at any level, and every key gets its turn",
           "[unit][admission]") {
   AdmissionState s = Rule::fresh(0);

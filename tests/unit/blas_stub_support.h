@@ -1,6 +1,6 @@
-// What the tests of the cuBLAS and cuBLASLt stubs share: the attribute sizes cublasLt.h documents
-// (written out here, not taken from the stub), a matmul and a GEMM with every argument in a field
-// that a test can change one at a time, and a capture with the stub driver.
+// What the tests of the cuBLAS and cuBLASLt stubs share: the attribute sizes and the matmul's and
+// GEMM's arguments of tests/support/blas_arguments.h, made through the linked stubs, and a capture
+// with the stub driver.
 #pragma once
 
 #include <cublasLt.h>
@@ -13,53 +13,31 @@
 
 #include "tests/stub/stub_blas_control.h"
 #include "tests/stub/stub_cuda.h"
+#include "tests/support/blas_arguments.h"
 
 namespace blastest {
 
-struct AttrSpec {
-  int attribute;
-  std::size_t size;
-};
+using blas_arguments::AttrSpec;
+using blas_arguments::kEmulationAttrs;
+using blas_arguments::kLayoutAttrs;
+using blas_arguments::kMatmulAttrs;
+using blas_arguments::kPreferenceAttrs;
 
-// The sizes cublasLt.h gives each attribute (int32_t, uint32_t, enums: 4; pointers: 8; ...).
-inline const AttrSpec kMatmulAttrs[] = {
-    {CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, 4}, {CUBLASLT_MATMUL_DESC_SCALE_TYPE, 4},
-    {CUBLASLT_MATMUL_DESC_POINTER_MODE, 4}, {CUBLASLT_MATMUL_DESC_TRANSA, 4},
-    {CUBLASLT_MATMUL_DESC_TRANSB, 4}, {CUBLASLT_MATMUL_DESC_TRANSC, 4},
-    {CUBLASLT_MATMUL_DESC_FILL_MODE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE, 4},
-    {CUBLASLT_MATMUL_DESC_BIAS_POINTER, 8}, {CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, 8}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, 8}, {CUBLASLT_MATMUL_DESC_ALPHA_VECTOR_BATCH_STRIDE, 8},
-    {CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, 4}, {CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_C_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_D_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_AMAX_D_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER, 8},
-    {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER, 8}, {CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1},
-    {CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, 4}, {CUBLASLT_MATMUL_DESC_A_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_B_SCALE_MODE, 4}, {CUBLASLT_MATMUL_DESC_C_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_D_SCALE_MODE, 4}, {CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER, 8}, {CUBLASLT_MATMUL_DESC_D_OUT_SCALE_MODE, 4},
-    {CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 8},
-};
-inline const AttrSpec kLayoutAttrs[] = {
-    {CUBLASLT_MATRIX_LAYOUT_TYPE, 4}, {CUBLASLT_MATRIX_LAYOUT_ORDER, 4}, {CUBLASLT_MATRIX_LAYOUT_ROWS, 8},
-    {CUBLASLT_MATRIX_LAYOUT_COLS, 8}, {CUBLASLT_MATRIX_LAYOUT_LD, 8}, {CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 4},
-    {CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 8}, {CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, 8},
-    {CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, 4},
-};
-inline const AttrSpec kPreferenceAttrs[] = {
-    {CUBLASLT_MATMUL_PREF_SEARCH_MODE, 4}, {CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, 8},
-    {CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, 4}, {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, 4},
-    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, 4}, {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, 4},
-    {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, 4}, {CUBLASLT_MATMUL_PREF_MAX_WAVES_COUNT, 4},
-    {CUBLASLT_MATMUL_PREF_IMPL_MASK, 8},
-};
-inline const AttrSpec kEmulationAttrs[] = {
-    {CUBLASLT_EMULATION_DESC_STRATEGY, 4}, {CUBLASLT_EMULATION_DESC_SPECIAL_VALUES_SUPPORT, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_CONTROL, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MAX_MANTISSA_BIT_COUNT, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_OFFSET, 4},
-    {CUBLASLT_EMULATION_DESC_FIXEDPOINT_MANTISSA_BIT_COUNT_POINTER, 8},
+// The stubs' own functions, linked, as the `api` of blas_arguments' calls (forwarding functions:
+// cuBLAS's header overloads some of these names for C++).
+struct Linked {
+  template <typename... Args>
+  static cublasStatus_t cublasLtMatmul(Args... args) { return ::cublasLtMatmul(args...); }
+  template <typename... Args>
+  static cublasStatus_t cublasGemmEx(Args... args) { return ::cublasGemmEx(args...); }
+  template <typename... Args>
+  static cublasStatus_t cublasGemmEx_64(Args... args) { return ::cublasGemmEx_64(args...); }
+  template <typename... Args>
+  static cublasStatus_t cublasGemmStridedBatchedEx(Args... args) { return ::cublasGemmStridedBatchedEx(args...); }
+  template <typename... Args>
+  static cublasStatus_t cublasGemmStridedBatchedEx_64(Args... args) {
+    return ::cublasGemmStridedBatchedEx_64(args...);
+  }
 };
 
 inline std::uint64_t first_word(const void* p) {
@@ -141,28 +119,8 @@ struct LtObjects {
 };
 
 // A cublasLtMatmul's arguments; call() makes it, output() reads D's first 8 bytes.
-struct MatmulCall {
-  cublasLtHandle_t handle;
-  cublasLtMatmulDesc_t desc;
-  const void* alpha;
-  const void* a;
-  cublasLtMatrixLayout_t a_desc;
-  const void* b;
-  cublasLtMatrixLayout_t b_desc;
-  const void* beta;
-  const void* c;
-  cublasLtMatrixLayout_t c_desc;
-  void* d;
-  cublasLtMatrixLayout_t d_desc;
-  const cublasLtMatmulAlgo_t* algo;
-  void* workspace;
-  std::size_t workspace_size;
-  cudaStream_t stream;
-
-  cublasStatus_t call() const {
-    return cublasLtMatmul(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
-                          workspace_size, stream);
-  }
+struct MatmulCall : blas_arguments::Matmul {
+  cublasStatus_t call() const { return Matmul::call(Linked{}); }
   std::uint64_t output() const { return first_word(d); }
   // Makes the call and returns D (0xdead first: a call that writes nothing is seen).
   std::uint64_t run() const {
@@ -181,49 +139,8 @@ struct MatmulCall {
 };
 
 // A GEMM's arguments, for any of the four entry points.
-struct GemmCall {
-  cublasHandle_t handle;
-  StubBlasGemmEntry entry;
-  cublasOperation_t transa, transb;
-  std::int64_t m, n, k;
-  const void* alpha;
-  const void* a;
-  cudaDataType a_type;
-  std::int64_t lda;
-  long long stride_a;
-  const void* b;
-  cudaDataType b_type;
-  std::int64_t ldb;
-  long long stride_b;
-  const void* beta;
-  void* c;
-  cudaDataType c_type;
-  std::int64_t ldc;
-  long long stride_c;
-  std::int64_t batch_count;
-  cublasComputeType_t compute_type;
-  cublasGemmAlgo_t algo;
-
-  cublasStatus_t call() const {
-    const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), k32 = static_cast<int>(k);
-    switch (entry) {
-      case STUBBLAS_GEMM_EX:
-        return cublasGemmEx(handle, transa, transb, m32, n32, k32, alpha, a, a_type, static_cast<int>(lda), b,
-                            b_type, static_cast<int>(ldb), beta, c, c_type, static_cast<int>(ldc), compute_type, algo);
-      case STUBBLAS_GEMM_EX_64:
-        return cublasGemmEx_64(handle, transa, transb, m, n, k, alpha, a, a_type, lda, b, b_type, ldb, beta, c,
-                               c_type, ldc, compute_type, algo);
-      case STUBBLAS_GEMM_STRIDED_BATCHED_EX:
-        return cublasGemmStridedBatchedEx(handle, transa, transb, m32, n32, k32, alpha, a, a_type,
-                                          static_cast<int>(lda), stride_a, b, b_type, static_cast<int>(ldb), stride_b,
-                                          beta, c, c_type, static_cast<int>(ldc), stride_c,
-                                          static_cast<int>(batch_count), compute_type, algo);
-      default:
-        return cublasGemmStridedBatchedEx_64(handle, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a, b,
-                                             b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c, batch_count,
-                                             compute_type, algo);
-    }
-  }
+struct GemmCall : blas_arguments::Gemm {
+  cublasStatus_t call() const { return Gemm::call(Linked{}); }
   // Makes the call with C's first 8 bytes set to `c_before` (C is read, then written) and returns C.
   std::uint64_t run(std::uint64_t c_before = 0x0C0C0C0C) const {
     std::memcpy(c, &c_before, sizeof c_before);
