@@ -8,15 +8,16 @@
 #include <cudnn.h>
 
 #include "cudnn_fastpath/shim_control.h"
-#include "shim/code_layout.h"
-#include "shim/dispatch.h"
+#include "shim/families/blas.h"
+#include "shim/families/legacy.h"
 #include "shim/features.h"
-#include "shim/blas.h"
-#include "shim/legacy.h"
-#include "shim/report.h"
-#include "shim/set_stream.h"
-#include "shim/stream_destroy.h"
-#include "shim/variant_packs.h"
+#include "shim/handles.h"
+#include "shim/libraries/dispatch.h"
+#include "shim/pack_proxy/variant_packs.h"
+#include "shim/process/code_layout.h"
+#include "shim/statistics/report.h"
+#include "shim/streams/set_stream.h"
+#include "shim/streams/stream_destroy.h"
 
 #define CUDNN_FASTPATH_CALLER __builtin_return_address(0)
 

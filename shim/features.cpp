@@ -3,10 +3,10 @@
 #include <cstdint>
 
 #include "cudnn_fastpath/shim_control.h"
-#include "shim/blas.h"
-#include "shim/handle_table.h"
-#include "shim/process.h"
-#include "shim/replay_engine.h"
+#include "shim/engine/replay_engine.h"
+#include "shim/families/blas.h"
+#include "shim/libraries/mode.h"
+#include "shim/streams/handle_table.h"
 
 namespace cudnn_fastpath::shim {
 namespace {

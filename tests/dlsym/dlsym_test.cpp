@@ -1,4 +1,4 @@
-// The shim's dlsym way in (shim/dlsym_reach.h), under LD_PRELOAD, against the stub libcudnn
+// The shim's dlsym way in (shim/libraries/dlsym_reach.h), under LD_PRELOAD, against the stub libcudnn
 // (label: dlsym).
 //
 // dlsym_scenario checks lookups that must come out exactly as glibc's, each against glibc's own

@@ -1,4 +1,4 @@
-#include "shim/config.h"
+#include "shim/process/config.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,297 @@
+// The replay engine (replay_engine.h): capture, launch, and the rules that say direct.
+#include "shim/engine/replay_engine.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+
+#include "shim/libraries/callers.h"
+#include "shim/libraries/mode.h"
+#include "shim/process/config.h"
+#include "shim/process/lifecycle.h"
+#include "shim/process/log.h"
+
+namespace cudnn_fastpath::shim {
+namespace {
+
+using replay::Admission;
+using replay::Phase;
+using replay::Released;
+
+constexpr std::uint32_t kDirectRuns = 2;
+constexpr std::uint8_t kMaxRecaptures = 3;
+
+GraphCache g_graphs[kFamilies];
+
+// In a forked child only the forking thread exists, and the parent's graphs and capture streams
+// belong to its CUDA context: the entries are dropped (not destroyed) and every thread's streams
+// forgotten (their generation moves on). Registered before the first capture.
+std::atomic<std::uint32_t> g_fork_generation{0};  // relaxed: changed only in a forked child
+void forget_in_child() {
+  for (GraphCache& cache : g_graphs) cache.forget_in_child();
+  g_fork_generation.store(g_fork_generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+ForkChildReset g_fork_reset{forget_in_child};
+
+bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
+
+void count_outcome(std::uint32_t m, Family family, Outcome outcome) noexcept {
+  if (counting(m)) count(counter_of(family, outcome));
+}
+
+Admitted admitted(Family family) { return static_cast<Admitted>(static_cast<int>(Admitted::kBackend) + static_cast<int>(family)); }
+
+// ---- the driver --------------------------------------------------------------------------------
+
+// Whether libcuda is loaded at all: asked before resolving the driver for a caller, so that a
+// program (a test) with no driver gets no "cannot find" message from the resolver. Relaxed: once
+// loaded the driver stays (it is never unloaded), and a stale false only costs another probe.
+std::atomic<bool> g_driver_loaded{false};
+
+const RealSymbols& driver_of(std::uintptr_t library) noexcept {
+  return reinterpret_cast<const Binding*>(library)->real;
+}
+
+// The thread's capture stream in `context`, made in it if need be; null if none can be made.
+CUstream capture_stream(ReplayThread& t, const RealSymbols& cuda, CUcontext context) noexcept {
+  const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
+  if (t.stream_generation != generation) {
+    for (int i = 0; i < ReplayThread::kContexts; ++i) t.contexts[i] = nullptr, t.streams[i] = nullptr;
+    t.stream_generation = generation;
+  }
+  for (int i = 0; i < ReplayThread::kContexts; ++i)
+    if (t.streams[i] != nullptr && t.contexts[i] == context) return t.streams[i];
+  CUcontext current = nullptr;
+  if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS) return nullptr;
+  if (current != context && cuda.cuCtxSetCurrent(context) != CUDA_SUCCESS) return nullptr;
+  CUstream made = nullptr;
+  const CUresult created = cuda.cuStreamCreate(&made, CU_STREAM_NON_BLOCKING);
+  if (current != context) cuda.cuCtxSetCurrent(current);
+  if (created != CUDA_SUCCESS) return nullptr;
+  // A third context: the oldest stream is left to the driver (never destroyed here: the shim
+  // interposes stream destroys, and a few streams per thread are nothing).
+  const int i = static_cast<int>(t.next_stream++ % ReplayThread::kContexts);
+  t.contexts[i] = context;
+  t.streams[i] = made;
+  return made;
+}
+
+bool capturing(const RealSymbols& cuda, CUstream stream) noexcept {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  // An error (the legacy stream while another thread captures globally, say): as if capturing.
+  return cuda.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+__attribute__((cold)) void say_failure(Family family, const char* what, int code) noexcept {
+  static constexpr const char* kNames[] = {"an execute", "a batch norm", "a convolution", "a tensor op",
+                                           "a cublasLt matmul", "a cublas GEMM"};
+  static_assert(sizeof kNames / sizeof kNames[0] == kFamilies, "one name per family");
+  if (config().verbose)
+    log_line("graph replay: %s of %s failed (%d); that call runs directly from now on", what,
+             kNames[static_cast<int>(family)], code);
+}
+
+// `again`: a launch of a graph captured before, not the first one right after its capture (only a
+// launch again pays back a capture: the admission rule's hit).
+int launch_graph(const RealSymbols& cuda, GraphCache::Entry& e, const ReplayCall& call, std::uint32_t m,
+                 ReplayThread& t, bool again) noexcept {
+  auto* exec = static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed));
+  if (cuda.cuGraphLaunch(exec, call.stream) != CUDA_SUCCESS) return call.launch_failed;
+  if (again) {
+    e.note_launch();
+    Admission::hit(t.admission[static_cast<int>(admitted(call.family))]);
+  }
+  count_outcome(m, call.family, Outcome::kLaunch);
+  return 0;
+}
+
+// Captures one run of the entry's key (the entry is in kCapturing, this thread's) and launches it.
+// Ends the capture phase in kReady (launched, or the launch failed: its error is returned) or
+// kNever (run directly instead), or back in kCounting (the program's stream is capturing: try
+// again later).
+__attribute__((cold, noinline)) int capture_and_launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e,
+                                                       ReplayThread& t) noexcept {
+  g_fork_reset.register_once();  // before the first graph exists
+  const Binding* driver = driver_for(call.caller);
+  auto never = [&](Outcome why) {
+    e.publish(Phase::kNever);
+    count_outcome(m, call.family, why);
+    return run_direct(call, m);
+  };
+  if (driver == nullptr) return never(Outcome::kFailed);
+  const RealSymbols& cuda = driver->real;
+  if (capturing(cuda, call.stream)) {
+    e.publish(Phase::kCounting);
+    count_outcome(m, call.family, Outcome::kCapturing);
+    return run_direct(call, m);
+  }
+  CUcontext context = nullptr;
+  if (cuda.cuStreamGetCtx(call.stream, &context) != CUDA_SUCCESS || context == nullptr) return never(Outcome::kContext);
+  CUgreenCtx green = nullptr;
+  if (cuda.cuStreamGetGreenCtx && cuda.cuStreamGetGreenCtx(call.stream, &green) == CUDA_SUCCESS && green != nullptr)
+    return never(Outcome::kContext);
+  if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, cuda, e)) return never(Outcome::kUnknown);
+  const CUstream private_stream = capture_stream(t, cuda, context);
+  if (private_stream == nullptr) return never(Outcome::kFailed);
+
+  // The handle's stream is the shim's for the length of one run, then the program's again.
+  if (call.enter != nullptr && call.enter(call.context, private_stream) != 0) return never(Outcome::kFailed);
+  CUgraph graph = nullptr;
+  CUresult result = cuda.cuStreamBeginCapture_v2(private_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  int captured = 0;
+  if (result == CUDA_SUCCESS) {
+    t.capturing = true;  // whatever the library calls from here is its own business
+    captured = call.run(call.context, private_stream);
+    t.capturing = false;
+    result = cuda.cuStreamEndCapture(private_stream, &graph);
+  }
+  if (call.leave != nullptr) call.leave(call.context);
+  if (result != CUDA_SUCCESS || captured != 0 || graph == nullptr) {
+    if (graph != nullptr) cuda.cuGraphDestroy(graph);
+    say_failure(call.family, captured != 0 ? "a call under capture" : "a capture",
+                captured != 0 ? captured : static_cast<int>(result));
+    return never(Outcome::kFailed);
+  }
+  CUgraphExec exec = nullptr;
+  result = cuda.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  cuda.cuGraphDestroy(graph);
+  if (result != CUDA_SUCCESS || exec == nullptr) {
+    say_failure(call.family, "an instantiation", static_cast<int>(result));
+    return never(Outcome::kFailed);
+  }
+  e.context.store(context, std::memory_order_relaxed);
+  e.library.store(reinterpret_cast<std::uintptr_t>(driver), std::memory_order_relaxed);
+  e.graph.store(exec, std::memory_order_relaxed);
+  e.publish(Phase::kReady);
+  count_outcome(m, call.family, Outcome::kCaptured);
+  return launch_graph(cuda, e, call, m, t, false);
+}
+
+// A ready entry: launch, unless a rule says direct.
+int launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, ReplayThread& t) noexcept {
+  const RealSymbols& cuda = driver_of(e.library.load(std::memory_order_relaxed));
+  if (capturing(cuda, call.stream)) return run_direct(call, m, counter_of(call.family, Outcome::kCapturing));
+  CUcontext context = nullptr;
+  if (cuda.cuStreamGetCtx(call.stream, &context) != CUDA_SUCCESS || context != e.context.load(std::memory_order_relaxed))
+    return run_direct(call, m, counter_of(call.family, Outcome::kContext));
+  if (call.same_host_bytes != nullptr && __builtin_expect(!call.same_host_bytes(call.context, e), 0)) {
+    // The bytes changed: the graph is stale. Re-captured a few times, then direct for good. The
+    // old graph is destroyed at once: a key's handle is used by one thread at a time (the
+    // libraries' rule), so no other launch of it can be starting now.
+    if (!e.begin_capture(Phase::kReady)) return run_direct(call, m);
+    destroy_graph({e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed)});
+    const std::uint8_t recaptures = e.recaptures.load(std::memory_order_relaxed);
+    if (recaptures >= kMaxRecaptures) {
+      e.publish(Phase::kNever);
+      if (counting(m) && call.family == Family::kBackend) count(Counter::graph_refusals_churn);
+      return run_direct(call, m);
+    }
+    e.recaptures.store(recaptures + 1, std::memory_order_relaxed);
+    return capture_and_launch(call, m, e, t);
+  }
+  return launch_graph(cuda, e, call, m, t, true);
+}
+
+}  // namespace
+
+Counter counter_of(Family family, Outcome outcome) noexcept {
+  // The backend's counters predate the families; the others are nine in Outcome's order.
+  static constexpr Counter kBackend[] = {
+      Counter::direct_executes,          Counter::graphs_captured,        Counter::graph_launches,
+      Counter::graph_refusals_capturing, Counter::graph_refusals_context, Counter::graph_refusals_failed,
+      Counter::graph_refusals_full,      Counter::graph_refusals_host_pointer, Counter::graphs_declined};
+  static_assert(sizeof kBackend / sizeof kBackend[0] == static_cast<int>(Outcome::kCount), "one each");
+  static constexpr Counter kFirst[] = {Counter::kCount, Counter::legacy_bn_direct, Counter::legacy_conv_direct,
+                                       Counter::legacy_tensor_direct, Counter::lt_matmul_direct, Counter::gemm_direct};
+  static_assert(sizeof kFirst / sizeof kFirst[0] == kFamilies, "one each");
+  if (family == Family::kBackend) return kBackend[static_cast<int>(outcome)];
+  return static_cast<Counter>(static_cast<int>(kFirst[static_cast<int>(family)]) + static_cast<int>(outcome));
+}
+
+int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcept {
+  if (counting(m)) {
+    count(counter_of(call.family, Outcome::kDirect));
+    if (refusal != Counter::kCount) count(refusal);
+  }
+  const LibraryCall inside;
+  return call.run(call.context, nullptr);
+}
+
+int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
+  ReplayThread* t = replay_thread();
+  if (t == nullptr || t->capturing || t->nested != 0) return run_direct(call, m);
+  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
+  // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
+  // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
+  const bool judged = Admission::admit(admission);
+  if (!judged && !Admission::sampled(admission, key.hash()))
+    return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
+  GraphCache& cache = g_graphs[static_cast<int>(call.family)];
+  bool inserted = false;
+  Released evicted;
+  const GraphCache::Lease lease = cache.acquire_or_insert(key, inserted, evicted);
+  if (evicted.entry) {
+    destroy_graph(evicted);
+    if (evicted.graph != nullptr && counting(m) && call.family == Family::kBackend) count(Counter::graph_evictions);
+    if (!evicted.used && judged) Admission::waste(admission);
+  }
+  if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
+  GraphCache::Entry& e = cache.entry(lease);
+  int status;
+  switch (e.current_phase()) {
+    case Phase::kReady:
+      status = launch(call, m, e, *t);
+      break;
+    case Phase::kCounting:
+      // Relaxed: a count, ordered by nothing; two threads on one key (which the libraries forbid
+      // on one handle) only capture a little earlier.
+      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= kDirectRuns && e.begin_capture(Phase::kCounting)) {
+        status = capture_and_launch(call, m, e, *t);
+        break;
+      }
+      status = run_direct(call, m);
+      break;
+    default:  // kNever, or another thread capturing it
+      status = run_direct(call, m);
+      break;
+  }
+  Released released;
+  cache.release(lease, released);
+  destroy_graph(released);
+  return status;
+}
+
+GraphCache& graphs_of(Family family) noexcept { return g_graphs[static_cast<int>(family)]; }
+
+void destroy_graph(const Released& r) noexcept {
+  if (r.graph != nullptr && r.library != 0)
+    driver_of(r.library).cuGraphExecDestroy(static_cast<CUgraphExec>(r.graph));
+}
+
+void note_forgotten(Family family, const Released& r) noexcept {
+  if (r.graph == nullptr || r.used) return;
+  if (ReplayThread* t = t_replay) Admission::waste(t->admission[static_cast<int>(admitted(family))]);
+}
+
+void forget_family(Family family) noexcept {
+  graphs_of(family).forget_if([](const GraphCache::StoredKey&) { return true; },
+                              [](const Released& r) { destroy_graph(r); });
+}
+
+const Binding* driver_for(const void* caller) noexcept {
+  if (!g_driver_loaded.load(std::memory_order_relaxed)) {
+    void* loaded = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (loaded == nullptr) return nullptr;
+    dlclose(loaded);
+    g_driver_loaded.store(true, std::memory_order_relaxed);
+  }
+  const Binding& binding = binding_for(Library::kCuda, caller);
+  const RealSymbols& cuda = binding.real;
+  const bool complete = cuda.cuStreamBeginCapture_v2 && cuda.cuStreamEndCapture && cuda.cuStreamIsCapturing &&
+                        cuda.cuStreamGetCtx && cuda.cuStreamCreate && cuda.cuCtxGetCurrent && cuda.cuCtxSetCurrent &&
+                        cuda.cuPointerGetAttribute && cuda.cuGraphInstantiateWithFlags && cuda.cuGraphLaunch &&
+                        cuda.cuGraphExecDestroy && cuda.cuGraphDestroy;
+  return complete ? &binding : nullptr;
+}
+
+}  // namespace cudnn_fastpath::shim

@@ -1,0 +1,110 @@
+// The replay engine: a steady library call becomes one CUDA graph launch.
+//
+// A replayable call (the backend execute of a cached variant pack, a legacy cuDNN op, a cuBLASLt
+// matmul, a cuBLAS GEMM) writes its key (replay/replay_key.h: every byte that decides its work)
+// and hands the engine a ReplayCall: which family it is of, the stream its work goes on, and how
+// to run it on a given stream. Per key, in its family's graph cache (replay/graph_cache.h):
+//   - the first kDirectRuns runs reach the library directly (it may initialise lazily on a first
+//     call, and a call seen once or twice is not worth a graph);
+//   - the next one is captured: run on a stream of the shim's (one per thread and context: the
+//     program's stream's context) in thread-local capture mode (global mode would make other
+//     threads' cudaMalloc fail); a captured call runs nothing, and the graph's first launch, right
+//     after, does the work;
+//   - every later run launches the graph on the program's stream.
+// Direct instead: while the program's stream is capturing (its own CUDA graph); a stream of
+// another context than the graph's, or a green context's; a thread without a replay block
+// (replay_thread.h); a thread inside one of the shim's own captures (re-entry: that call is the
+// library's, cuDNN calling cuBLASLt, say); while the family's cache backs off (replay/admission.h:
+// its entries are evicted before they are used again). Direct for good: a failed capture or
+// instantiation (one line with CUDNN_FASTPATH_VERBOSE). A failed launch returns the family's error.
+// Graphs are forgotten (destroyed once no run is using them) as their family says (a handle
+// destroyed, a descriptor gone), all of them when a feature is switched off, and in a forked child
+// (dropped, never destroyed: they are the parent's).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "replay/graph_cache.h"
+#include "replay/replay_key.h"
+#include "shim/engine/replay_thread.h"
+#include "shim/libraries/real_symbols.h"
+#include "shim/process/counters.h"
+
+namespace cudnn_fastpath::shim {
+
+// The families of replayed calls, each with a graph cache of its own (one family's churn never
+// evicts another's graphs) and its counters.
+enum class Family : int { kBackend, kLegacyBn, kLegacyConv, kLegacyTensor, kLtMatmul, kGemm, kCount };
+inline constexpr int kFamilies = static_cast<int>(Family::kCount);
+
+using Key = replay::ReplayKey<128>;
+using GraphCache = replay::GraphCache<Key, 64, 8>;  // 512 keys a family; a lookup compares at most 8 tags
+using HostBytes = GraphCache::Entry;                // a graph's baked-in host bytes live in its entry
+
+// One call, as the engine runs it.
+struct ReplayCall {
+  Family family;
+  const void* caller;  // its return address: which driver the engine uses
+  CUstream stream;     // where the program's work goes
+  int launch_failed;   // what a failed graph launch returns (the library's own "execution failed")
+  void* context;       // the family's, for the functions below
+  // Runs the call as the program made it: exactly as it came (`capture` null), or with its work
+  // going to `capture`, the shim's capture stream. Returns the library's status, 0 for success
+  // (cuDNN's and cuBLAS's).
+  int (*run)(void* context, CUstream capture);
+  // For a call whose stream is handle state (cuDNN, cuBLAS), or null: points the handle at
+  // `capture` before the capture begins (non-zero: no capture, direct for good), and puts the
+  // program's state back after it ends, so that no library call but the run itself is captured.
+  int (*enter)(void* context, CUstream capture);
+  void (*leave)(void* context);
+  // Host memory the call reads that its key does not hold (a variant pack's by-value tensors), or
+  // null: learnt into the entry at capture (false refuses the capture for good), compared at
+  // every launch (a change re-captures, at most kMaxRecaptures times, then runs direct for good).
+  bool (*learn_host_bytes)(void* context, const RealSymbols& cuda, HostBytes& entry);
+  bool (*same_host_bytes)(void* context, const HostBytes& entry);
+};
+
+// Runs `call`, whose key is `key` (complete), as the rules above say; the family's feature is on
+// (mode `m`). Returns what the program gets.
+int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept;
+
+// Runs `call` as it came, counted as a direct run of its family (`refusal`, when given, counted
+// as why).
+int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal = Counter::kCount) noexcept;
+
+// Counts `what` for `family` (the refusals a family decides before the engine: unknown
+// descriptors) when statistics are on.
+enum class Outcome : int { kDirect, kCaptured, kLaunch, kCapturing, kContext, kFailed, kFull, kUnknown, kDeclined, kCount };
+Counter counter_of(Family family, Outcome outcome) noexcept;
+
+// The graph cache of `family` (for its forget rules).
+GraphCache& graphs_of(Family family) noexcept;
+
+// Destroys a graph the cache let go of.
+void destroy_graph(const replay::Released& released) noexcept;
+
+// A graph of `family` forgotten before it was launched again since its capture: a waste to the
+// calling thread's admission of that family (replay/admission.h).
+void note_forgotten(Family family, const replay::Released& released) noexcept;
+
+// Forgets the graphs of `family` whose key `matches` (a predicate on GraphCache::StoredKey): each
+// destroyed now, or by the run that still holds it. A graph forgotten unused is a waste (the cache
+// forgets it because what it replays went away: its pack evicted, its plan or handle destroyed).
+template <typename Match>
+void forget_graphs_where(Family family, Match&& matches) noexcept {
+  graphs_of(family).forget_if(matches, [family](const replay::Released& r) {
+    note_forgotten(family, r);
+    destroy_graph(r);
+  });
+}
+
+// Every graph of `family`: its feature was switched off (no waste: the program asked).
+void forget_family(Family family) noexcept;
+
+// The driver the calls of `caller` reach, when it is loaded and has everything graph replay
+// uses; nullptr otherwise (every call is then direct).
+const Binding* driver_for(const void* caller) noexcept;
+
+}  // namespace cudnn_fastpath::shim

@@ -1,0 +1,260 @@
+// Replay of cuDNN's backend execute (backend_replay.h): the key, the by-value tensors, and the
+// rules for forgetting, over the replay engine (replay_engine.h).
+//
+// By-value tensors (CUDNN_ATTR_TENSOR_IS_BY_VALUE, such as SDPA's scale) are host pointers that
+// cuDNN reads at execute, so a graph bakes in their bytes. Their uids and exact sizes are learnt
+// from the tensor descriptors the program builds (note_tensor_attribute: uid, data type,
+// dimensions); at capture the bytes at those pointers (host memory, by the driver's memory type; a
+// device pointer is never read) are kept with the graph and compared at every launch (the engine
+// re-captures on a change, at most three times). A host pointer that is not a known by-value tensor:
+// direct for good. A graph is forgotten when its handle or plan is destroyed and its pack evicted.
+#include "shim/families/backend_replay.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "replay/seen_filter.h"
+#include "shim/engine/replay_engine.h"
+#include "shim/engine/replay_thread.h"
+#include "shim/libraries/mode.h"
+#include "shim/process/counters.h"
+#include "shim/streams/handle_stream.h"
+#include "shim/streams/handle_table.h"
+
+namespace cudnn_fastpath::shim {
+namespace {
+
+using ByValue = GraphCache::ByValue;
+
+// The handles, plans and packs that ever got an entry: a destroyed descriptor that never did (most
+// of them) costs a load, not a pass over the cache.
+replay::SeenFilter g_seen_handles, g_seen_plans, g_seen_packs;
+
+// ---- by-value tensors --------------------------------------------------------------------------
+
+// The bytes of one element of a cuDNN data type; 0 when it is not a whole number of bytes.
+std::uint32_t element_bytes(std::int32_t type) noexcept {
+  switch (type) {
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16: return 2;
+    case CUDNN_DATA_FLOAT:
+    case CUDNN_DATA_INT32:
+    case CUDNN_DATA_INT8x4:
+    case CUDNN_DATA_UINT8x4: return 4;
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64: return 8;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_UINT8:
+    case CUDNN_DATA_BOOLEAN:
+    case CUDNN_DATA_FP8_E4M3:
+    case CUDNN_DATA_FP8_E5M2: return 1;
+    case CUDNN_DATA_INT8x32: return 32;
+    default: return 0;
+  }
+}
+
+// The by-value uids seen in the process, with their exact sizes: {uid, size} published by a
+// claim word. A uid seen with two sizes is ambiguous (kAmbiguous): a host pointer of it is
+// refused. Linear probing; full: a uid not noted is refused like any unknown host pointer.
+constexpr int kByValueUids = 64;
+constexpr std::uint32_t kAmbiguous = ~std::uint32_t{0};
+struct ByValueUid {
+  std::atomic<std::uint32_t> state{0};  // 0 empty, 1 being claimed, 2 ready
+  std::atomic<std::int64_t> uid{0};
+  std::atomic<std::uint32_t> size{0};
+};
+ByValueUid g_by_value[kByValueUids];
+
+std::size_t uid_home(std::int64_t uid) noexcept {
+  return static_cast<std::size_t>((static_cast<std::uint64_t>(uid) * 0x9e3779b97f4a7c15ull) >> 58) & (kByValueUids - 1);
+}
+
+void publish_by_value(std::int64_t uid, std::uint32_t size) noexcept {
+  for (int step = 0; step < kByValueUids; ++step) {
+    ByValueUid& slot = g_by_value[(uid_home(uid) + step) & (kByValueUids - 1)];
+    // Acquire: pairs with the release below, so a ready slot's uid and size are read after it.
+    std::uint32_t state = slot.state.load(std::memory_order_acquire);
+    if (state == 0) {
+      // acq_rel: the winner writes the slot, then publishes it with the release store.
+      if (slot.state.compare_exchange_strong(state, 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+        slot.uid.store(uid, std::memory_order_relaxed);
+        slot.size.store(size, std::memory_order_relaxed);
+        slot.state.store(2, std::memory_order_release);
+        return;
+      }
+    }
+    // Being claimed: two stores away from ready (no call in between).
+    while (state == 1) state = slot.state.load(std::memory_order_acquire);
+    if (slot.uid.load(std::memory_order_relaxed) != uid) continue;
+    // Relaxed: sizes only ever move to kAmbiguous; a reader that misses it reads a size that was
+    // right for one descriptor of this uid, and compares that many bytes.
+    if (slot.size.load(std::memory_order_relaxed) != size) slot.size.store(kAmbiguous, std::memory_order_relaxed);
+    return;
+  }
+}
+
+// The size of by-value uid `uid`, or 0 when it is not known as one (or ambiguous).
+std::uint32_t by_value_size(std::int64_t uid) noexcept {
+  for (int step = 0; step < kByValueUids; ++step) {
+    const ByValueUid& slot = g_by_value[(uid_home(uid) + step) & (kByValueUids - 1)];
+    const std::uint32_t state = slot.state.load(std::memory_order_acquire);  // as in publish_by_value
+    if (state == 0) return 0;
+    if (state != 2 || slot.uid.load(std::memory_order_relaxed) != uid) continue;
+    const std::uint32_t size = slot.size.load(std::memory_order_relaxed);
+    return size == kAmbiguous ? 0 : size;
+  }
+  return 0;
+}
+
+// ---- one execute, as the engine runs it --------------------------------------------------------
+
+struct Execute {
+  const RealSymbols& cudnn;
+  cudnnHandle_t handle;
+  cudnnBackendDescriptor_t plan, pack;
+  const packs::PackContents& contents;
+  cudaStream_t program_stream;
+};
+
+int run(void* context, CUstream) {
+  const Execute& x = *static_cast<const Execute*>(context);
+  return x.cudnn.cudnnBackendExecute(x.handle, x.plan, x.pack);
+}
+
+int enter(void* context, CUstream capture) {
+  const Execute& x = *static_cast<const Execute*>(context);
+  return point_handle_at(x.cudnn, x.handle, capture);
+}
+
+void leave(void* context) {
+  const Execute& x = *static_cast<const Execute*>(context);
+  point_handle_back(x.cudnn, x.handle, x.program_stream);
+}
+
+// The by-value layout of the pack into the entry, with its bytes; false (a refusal) when a host
+// pointer is not a known by-value tensor, or they do not fit.
+bool learn_by_value(void* context, const RealSymbols& cuda, HostBytes& e) {
+  const packs::PackContents& contents = static_cast<const Execute*>(context)->contents;
+  unsigned char bytes[GraphCache::kByValueBytes] = {};
+  int n = 0;
+  std::uint32_t offset = 0;
+  for (std::int32_t i = 0; i < contents.pointer_count; ++i) {
+    void* pointer = contents.pointer(i);
+    if (pointer == nullptr) continue;
+    CUmemorytype type = CU_MEMORYTYPE_HOST;
+    if (cuda.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(pointer)) ==
+            CUDA_SUCCESS &&
+        type == CU_MEMORYTYPE_DEVICE)
+      continue;
+    // Host memory (or memory the driver does not know): only a known by-value tensor is read.
+    const std::uint32_t size = i < contents.uid_count ? by_value_size(contents.uid(i)) : 0;
+    if (size == 0 || n == GraphCache::kMaxByValue || offset + size > GraphCache::kByValueBytes) return false;
+    std::memcpy(bytes + offset, pointer, size);
+    e.set_by_value(n++, ByValue{static_cast<std::uint8_t>(i), static_cast<std::uint8_t>(offset),
+                                static_cast<std::uint8_t>(size)});
+    offset += size;
+  }
+  e.by_value_count.store(static_cast<std::uint8_t>(n), std::memory_order_relaxed);
+  e.store_bytes(bytes);
+  return true;
+}
+
+// Whether the by-value bytes at the pack's pointers are still the ones the graph baked in.
+bool same_by_value(void* context, const HostBytes& e) {
+  const int n = e.by_value_count.load(std::memory_order_relaxed);
+  if (n == 0) return true;
+  const packs::PackContents& contents = static_cast<const Execute*>(context)->contents;
+  unsigned char baked[GraphCache::kByValueBytes];
+  e.load_bytes(baked);
+  for (int k = 0; k < n; ++k) {
+    const ByValue b = e.by_value_at(k);
+    if (std::memcmp(contents.pointer(b.tensor), baked + b.offset, b.size) != 0) return false;
+  }
+  return true;
+}
+
+// A key word of each descriptor the triple names, for the forget rules.
+enum KeyWord : std::uint32_t { kHandleWord, kPlanWord, kPackWord };
+
+template <typename Value>
+void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* value) noexcept {
+  if (!seen.maybe(value)) return;
+  const auto v = reinterpret_cast<std::uintptr_t>(value);
+  forget_graphs_where(Family::kBackend,
+                      [word, v](const GraphCache::StoredKey& k) { return k.length() > word && k[word] == v; });
+}
+
+}  // namespace
+
+cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
+                                  cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
+                                  const packs::PackContents& contents, std::uint32_t m) noexcept {
+  cudaStream_t stream = nullptr;
+  const bool known = handle_stream(cudnn.real, handle, m, stream);
+  Execute x{cudnn.real, handle, plan, pack, contents, stream};
+  const ReplayCall call{Family::kBackend, caller, reinterpret_cast<CUstream>(stream),
+                        CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER, &x, run, enter, leave, learn_by_value,
+                        same_by_value};
+  if (!known || cudnn.real.cudnnSetStream == nullptr) return static_cast<cudnnStatus_t>(run_direct(call, m));
+  Key key;
+  key.add_pointer(handle);
+  key.add_pointer(plan);
+  key.add_pointer(pack);
+  // Noted before the insert, so that no entry can exist unseen.
+  g_seen_handles.note(handle);
+  g_seen_plans.note(plan);
+  g_seen_packs.note(pack);
+  return static_cast<cudnnStatus_t>(replay(key, call, m));
+}
+
+void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
+                           cudnnBackendAttributeType_t type, std::int64_t count, const void* elements) noexcept {
+  if (elements == nullptr || count < 1) return;
+  ReplayThread* t = replay_thread();
+  if (t == nullptr) return;  // not noted: a by-value host pointer of this uid is refused, never misread
+  TensorNote* note = nullptr;
+  for (TensorNote& n : t->notes)
+    if (n.descriptor == descriptor) note = &n;
+  if (note == nullptr) {
+    note = &t->notes[t->next_note++ % ReplayThread::kNotes];
+    *note = TensorNote{descriptor, 0, 0, 0, false, false, false, false};
+  }
+  switch (name) {
+    case CUDNN_ATTR_TENSOR_UNIQUE_ID:
+      if (type != CUDNN_TYPE_INT64) return;
+      note->uid = *static_cast<const std::int64_t*>(elements);
+      note->has_uid = true;
+      break;
+    case CUDNN_ATTR_TENSOR_DATA_TYPE:
+      if (type != CUDNN_TYPE_DATA_TYPE) return;
+      note->type = *static_cast<const std::int32_t*>(elements);
+      note->has_type = true;
+      break;
+    case CUDNN_ATTR_TENSOR_DIMENSIONS: {
+      if (type != CUDNN_TYPE_INT64) return;
+      std::int64_t product = 1;
+      for (std::int64_t i = 0; i < count && product > 0 && product <= GraphCache::kByValueBytes; ++i)
+        product *= static_cast<const std::int64_t*>(elements)[i];
+      note->elements = product;
+      note->has_dims = true;
+      break;
+    }
+    case CUDNN_ATTR_TENSOR_IS_BY_VALUE:
+      if (type != CUDNN_TYPE_BOOLEAN) return;
+      note->by_value = *static_cast<const bool*>(elements);
+      break;
+    default:
+      return;
+  }
+  if (note->by_value && note->has_uid && note->has_type && note->has_dims) {
+    const std::uint64_t bytes = static_cast<std::uint64_t>(note->elements) * element_bytes(note->type);
+    const bool exact = note->elements > 0 && bytes > 0 && bytes <= GraphCache::kByValueBytes;
+    publish_by_value(note->uid, exact ? static_cast<std::uint32_t>(bytes) : kAmbiguous);
+  }
+}
+
+void forget_graphs_of_handle(cudnnHandle_t handle) noexcept { forget_word(g_seen_handles, kHandleWord, handle); }
+void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept { forget_word(g_seen_plans, kPlanWord, plan); }
+void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept { forget_word(g_seen_packs, kPackWord, pack); }
+
+}  // namespace cudnn_fastpath::shim

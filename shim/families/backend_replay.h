@@ -1,0 +1,44 @@
+// Replay of cuDNN's backend execute: a steady execute of a cached variant pack becomes one CUDA
+// graph launch (the replay engine, replay_engine.h).
+//
+// A cached pack makes a (handle, plan, real pack) triple stable from one op to the next, and the
+// execute is a pure function of that triple, the handle's stream, and the by-value tensors it
+// reads from host memory: the triple is the key, the by-value bytes are the host bytes the engine
+// compares at each launch.
+#pragma once
+
+#include <cudnn.h>
+
+#include <cstdint>
+
+#include "packs/pack_contents.h"
+#include "shim/libraries/real_symbols.h"
+
+namespace cudnn_fastpath::shim {
+
+// cudnnBackendExecute of `plan` with `pack`, a cached finalized pack holding `contents`, made by
+// `cudnn`; the graphs feature is on (mode `m`). Returns what the program gets.
+cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
+                                  cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
+                                  const packs::PackContents& contents, std::uint32_t m) noexcept;
+
+// A successful cudnnBackendSetAttribute on a descriptor that is not a proxy: the tensor
+// attributes that say which uids are by-value, and their sizes, are noted (by-value tensors are
+// passed as host pointers that cuDNN reads at execute; a replay must compare their bytes).
+void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
+                           cudnnBackendAttributeType_t type, std::int64_t count, const void* elements) noexcept;
+
+// Whether `name` is one note_tensor_attribute() wants (so that the caller calls it only then).
+inline bool is_noted_tensor_attribute(cudnnBackendAttributeName_t name) noexcept {
+  return name == CUDNN_ATTR_TENSOR_UNIQUE_ID || name == CUDNN_ATTR_TENSOR_DATA_TYPE ||
+         name == CUDNN_ATTR_TENSOR_DIMENSIONS || name == CUDNN_ATTR_TENSOR_IS_BY_VALUE;
+}
+
+// The graphs of a handle (destroyed, or a new one at its address: every family's), of a plan
+// descriptor (destroyed: a new plan at the same address must never meet an old graph) or of a real
+// pack (evicted from the pack cache) are forgotten: destroyed once no execute is using them.
+void forget_graphs_of_handle(cudnnHandle_t handle) noexcept;
+void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
+void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
+
+}  // namespace cudnn_fastpath::shim

@@ -1,0 +1,79 @@
+// cuBLASLt and cuBLAS under the shim: what it records of their descriptors and handles
+// (blas_records.cpp), the matmul it replays and the heuristic it answers from a cache
+// (cublaslt_replay.cpp), and the GEMMs it replays (cublas_replay.cpp): one function per entry of
+// entry_points.h's three lists.
+#pragma once
+
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "replay/descriptor_registry.h"
+#include "shim/libraries/dispatch.h"
+
+namespace cudnn_fastpath::shim {
+
+#define CUDNN_FASTPATH_DECLARE_BLAS(exported, library, result, function, parameters, arguments, ...) \
+  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept;
+CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_BLAS)
+CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_BLAS)
+CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_BLAS)
+#undef CUDNN_FASTPATH_DECLARE_BLAS
+
+// What the registry holds. A cuBLASLt descriptor's record is the mask of the attributes the program
+// set (bit n: attribute n) in its first word, then word 1 + n each attribute's bytes (none is
+// longer than 8), of which a key takes the mask and the set ones (blas_keys.h); a cuBLAS handle's
+// is a BlasHandleRecord.
+enum BlasKind : std::uint32_t { kMatmulDesc = 1, kLayout, kPreference, kEmulation, kBlasHandle, kLtHandle };
+
+// A cuBLAS handle's state, as its setters left it; `set` says which setters the program called
+// (bit per field below; the workspace's bit is cleared by a set of the stream, which gives the
+// handle cuBLAS's own pool again).
+struct BlasHandleRecord {
+  enum Field : std::uint64_t {
+    kStream = 1,
+    kWorkspace = 2,
+    kPointerMode = 4,
+    kMathMode = 8,
+    kAtomics = 16,
+    kSmCount = 32,
+    kStrategy = 64,
+    kSpecialValues = 128,
+    kMantissaControl = 256,
+    kMaxMantissaBits = 512,
+    kMantissaOffset = 1024,
+    kMantissaBitsPointer = 2048,
+  };
+  std::uint64_t set;
+  std::uint64_t stream, workspace, workspace_size;
+  std::int32_t pointer_mode, math_mode, atomics, sm_count, strategy, special_values, mantissa_control,
+      max_mantissa_bits, mantissa_offset, unused;
+  std::uint64_t mantissa_bits_pointer;
+};
+
+// The attribute ids each kind of cuBLASLt descriptor has (cublasLt.h), one bit each, and how many
+// words its record takes.
+inline constexpr std::uint64_t kMatmulDescAttributes = 0x7F'87FE'FDFFull;  // 0-8, 10-15, 17-26, 31-38
+inline constexpr std::uint64_t kLayoutAttributes = 0x1FF;                    // 0-8
+inline constexpr std::uint64_t kPreferenceAttributes = 0x13EB;                // 0, 1, 3, 5-9, 12
+inline constexpr std::uint64_t kEmulationAttributes = 0x3F;                   // 0-5
+constexpr std::uint32_t record_words(std::uint64_t attributes) { return 65 - __builtin_clzll(attributes); }
+static_assert(((kMatmulDescAttributes | kLayoutAttributes | kPreferenceAttributes | kEmulationAttributes) >> 56) == 0,
+              "a key holds a record's kind above its mask (blas_keys.h)");
+
+// 2048 objects (PyTorch makes and destroys its descriptors around each call), 40 words each: a
+// matmul descriptor's mask and attributes 0 to 38.
+using BlasRegistry = replay::DescriptorRegistry<2048, record_words(kMatmulDescAttributes)>;
+extern BlasRegistry g_blas_objects __attribute__((visibility("hidden")));
+
+// A handle went away (cublasDestroy_v2, cublasLtDestroy: PyTorch's cuBLASLt handle is a cuBLAS
+// one, cast): its graphs and cached answers are forgotten.
+void forget_blas_handle(const void* handle) noexcept;
+// The feature was switched off: every cached answer is forgotten.
+void forget_cublas_answers() noexcept;
+// `handle` got a key (forget_blas_handle() then looks for its graphs).
+void note_blas_handle(const void* handle) noexcept;
+
+}  // namespace cudnn_fastpath::shim

@@ -1,0 +1,201 @@
+// What the shim records of cuBLASLt's descriptors (matmul descriptors, matrix layouts, matmul
+// preferences, emulation descriptors) and of cuBLAS's handles (their state, as their setters left
+// it), through the actions of recorded_calls.h, for the keys of the replayed matmuls and GEMMs and
+// of the cached heuristic answers. A descriptor is usable as created (its create's arguments are its
+// first attributes); an attribute the shim does not know (or longer than 8 bytes) leaves the record
+// unknown, and the calls that use it reach cuBLASLt unchanged. Descriptors made in the caller's own
+// memory (..._Init_internal) count as created there.
+#include <cublasLt.h>
+#include <cublas_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "shim/families/blas.h"
+#include "shim/families/recorded_calls.h"
+
+namespace cudnn_fastpath::shim {
+
+BlasRegistry g_blas_objects;
+
+namespace {
+
+using Words = replay::SlotWords;
+
+// ---- cuBLASLt descriptors: a mask and the attributes' bytes ------------------------------------
+
+// A descriptor's record is usable at this length (a key reads it by its mask: blas_keys.h).
+constexpr std::uint32_t kUsable = 1;
+
+bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
+  if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
+  std::uint64_t value = 0;
+  std::memcpy(&value, bytes, size);
+  w[1 + id].store(value, std::memory_order_relaxed);
+  w[0].store(w[0].load(std::memory_order_relaxed) | std::uint64_t{1} << id, std::memory_order_relaxed);
+  return true;
+}
+template <typename T>
+bool put_value(Words w, std::uint64_t attributes, int id, T value) {
+  return put(w, attributes, id, &value, sizeof value);
+}
+
+// A set of an attribute the descriptor kind has keeps the record as usable as it was; one it does
+// not have (or an odd size) makes it unknown until it is made again.
+template <std::uint64_t kAttributes>
+std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void* buf, std::size_t size) {
+  return put(w, kAttributes, id, buf, size) ? length : 0;
+}
+
+// A fresh record: no attribute set but those of the create.
+std::uint32_t no_attributes(Words w) {
+  w[0].store(0, std::memory_order_relaxed);
+  return kUsable;
+}
+
+std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
+  no_attributes(w);
+  return put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, static_cast<std::int32_t>(compute)) &&
+                 put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_SCALE_TYPE, static_cast<std::int32_t>(scale))
+             ? kUsable
+             : 0;
+}
+std::uint32_t record_matmul_desc_init(Words w, std::uint32_t, std::size_t, cublasComputeType_t compute,
+                                      cudaDataType_t scale) {
+  return matmul_desc_defaults(w, compute, scale);
+}
+std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublasLtMatmulDescAttributes_t id,
+                                           const void* buf, std::size_t size) {
+  return record_attribute<kMatmulDescAttributes>(w, length, id, buf, size);
+}
+
+std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+  no_attributes(w);
+  return put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, static_cast<std::uint32_t>(type)) &&
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_ROWS, rows) &&
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_COLS, cols) &&
+                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_LD, ld)
+             ? kUsable
+             : 0;
+}
+std::uint32_t record_layout_init(Words w, std::uint32_t, std::size_t, cudaDataType type, std::uint64_t rows,
+                                 std::uint64_t cols, std::int64_t ld) {
+  return layout_defaults(w, type, rows, cols, ld);
+}
+std::uint32_t record_layout_attribute(Words w, std::uint32_t length, cublasLtMatrixLayoutAttribute_t id,
+                                      const void* buf, std::size_t size) {
+  return record_attribute<kLayoutAttributes>(w, length, id, buf, size);
+}
+
+std::uint32_t preference_defaults(Words w) { return no_attributes(w); }
+std::uint32_t record_preference_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
+std::uint32_t record_preference_attribute(Words w, std::uint32_t length, cublasLtMatmulPreferenceAttributes_t id,
+                                          const void* buf, std::size_t size) {
+  return record_attribute<kPreferenceAttributes>(w, length, id, buf, size);
+}
+
+std::uint32_t emulation_defaults(Words w) { return no_attributes(w); }
+std::uint32_t record_emulation_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
+std::uint32_t record_emulation_attribute(Words w, std::uint32_t length, cublasLtEmulationDescAttributes_t id,
+                                         const void* buf, std::size_t size) {
+  return record_attribute<kEmulationAttributes>(w, length, id, buf, size);
+}
+
+// ---- cuBLAS handles ------------------------------------------------------------------------------
+
+template <typename Edit>
+std::uint32_t edit_handle(Words w, std::uint32_t length, Edit&& edit) {
+  BlasHandleRecord r = replay::load_record<BlasHandleRecord>(w);
+  edit(r);
+  replay::store_record(w, r);
+  return length;
+}
+
+std::uint32_t blas_handle_defaults(Words w) {
+  // Every field as cuBLAS makes it; `set` says none was set.
+  return replay::store_record(w, BlasHandleRecord{});
+}
+std::uint32_t record_stream(Words w, std::uint32_t length, cudaStream_t stream) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
+    r.stream = reinterpret_cast<std::uintptr_t>(stream);
+    r.workspace = r.workspace_size = 0;
+    r.set = (r.set | BlasHandleRecord::kStream) & ~std::uint64_t{BlasHandleRecord::kWorkspace};
+  });
+}
+std::uint32_t record_workspace(Words w, std::uint32_t length, void* workspace, std::size_t size) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
+    r.workspace = reinterpret_cast<std::uintptr_t>(workspace), r.workspace_size = size;
+    r.set |= BlasHandleRecord::kWorkspace;
+  });
+}
+template <auto kField, BlasHandleRecord::Field kBit, typename T>
+std::uint32_t record_field(Words w, std::uint32_t length, T value) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
+    r.*kField = static_cast<std::remove_reference_t<decltype(r.*kField)>>(value);
+    r.set |= kBit;
+  });
+}
+std::uint32_t record_pointer_mode(Words w, std::uint32_t length, cublasPointerMode_t mode) {
+  return record_field<&BlasHandleRecord::pointer_mode, BlasHandleRecord::kPointerMode>(w, length, mode);
+}
+std::uint32_t record_math_mode(Words w, std::uint32_t length, cublasMath_t mode) {
+  return record_field<&BlasHandleRecord::math_mode, BlasHandleRecord::kMathMode>(w, length, mode);
+}
+std::uint32_t record_atomics_mode(Words w, std::uint32_t length, cublasAtomicsMode_t mode) {
+  return record_field<&BlasHandleRecord::atomics, BlasHandleRecord::kAtomics>(w, length, mode);
+}
+std::uint32_t record_sm_count_target(Words w, std::uint32_t length, int count) {
+  return record_field<&BlasHandleRecord::sm_count, BlasHandleRecord::kSmCount>(w, length, count);
+}
+std::uint32_t record_emulation_strategy(Words w, std::uint32_t length, cublasEmulationStrategy_t strategy) {
+  return record_field<&BlasHandleRecord::strategy, BlasHandleRecord::kStrategy>(w, length, strategy);
+}
+std::uint32_t record_special_values_support(Words w, std::uint32_t length, cudaEmulationSpecialValuesSupport mask) {
+  return record_field<&BlasHandleRecord::special_values, BlasHandleRecord::kSpecialValues>(w, length, mask);
+}
+std::uint32_t record_mantissa_control(Words w, std::uint32_t length, cudaEmulationMantissaControl control) {
+  return record_field<&BlasHandleRecord::mantissa_control, BlasHandleRecord::kMantissaControl>(w, length, control);
+}
+std::uint32_t record_max_mantissa_bit_count(Words w, std::uint32_t length, int bits) {
+  return record_field<&BlasHandleRecord::max_mantissa_bits, BlasHandleRecord::kMaxMantissaBits>(w, length, bits);
+}
+std::uint32_t record_mantissa_bit_offset(Words w, std::uint32_t length, int offset) {
+  return record_field<&BlasHandleRecord::mantissa_offset, BlasHandleRecord::kMantissaOffset>(w, length, offset);
+}
+std::uint32_t record_mantissa_bit_count_pointer(Words w, std::uint32_t length, int* pointer) {
+  return edit_handle(w, length, [&](BlasHandleRecord& r) {
+    r.mantissa_bits_pointer = reinterpret_cast<std::uintptr_t>(pointer);
+    r.set |= BlasHandleRecord::kMantissaBitsPointer;
+  });
+}
+static_assert(replay::words_of<BlasHandleRecord>() <= BlasRegistry::kWords, "a handle's record fits the registry");
+
+constexpr std::nullptr_t no_hook = nullptr;
+
+// cuBLAS's and cuBLASLt's handles are recorded from their creation, the feature on or off.
+constexpr std::uint64_t kHandles = std::uint64_t{1} << kBlasHandle | std::uint64_t{1} << kLtHandle;
+
+template <Library kLibrary>
+using Calls =
+    RecordedCalls<BlasRegistry, g_blas_objects, kLibrary, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, kHandles>;
+
+}  // namespace
+
+// The entries of each library, with its own actions.
+#define kCreate(library) Calls<Library::library>::created
+#define kInit(library) Calls<Library::library>::initialized
+#define kSet(library) Calls<Library::library>::set
+#define kDestroy(library) Calls<Library::library>::destroyed
+#define CUDNN_FASTPATH_DEFINE_BLAS_CALL(exported, library, result, function, parameters, arguments, action, kind, \
+                                        recorder)                                                              \
+  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept {                             \
+    return action(library)<&RealSymbols::exported, offsetof(DispatchV1, function), &DispatchV1::function, kind, \
+                           recorder>(                                                                          \
+        caller, CUDNN_FASTPATH_EXPAND arguments);                                                               \
+  }
+CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_BLAS_CALL)
+#undef CUDNN_FASTPATH_DEFINE_BLAS_CALL
+
+}  // namespace cudnn_fastpath::shim

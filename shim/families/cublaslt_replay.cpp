@@ -1,0 +1,239 @@
+// cuBLASLt under the shim: a steady cublasLtMatmul becomes one CUDA graph launch (the replay
+// engine), and cublasLtMatmulAlgoGetHeuristic, which PyTorch asks before every matmul, is
+// answered from a cache with exactly what cuBLASLt answered the first time.
+//
+// The matmul's key: the handle, the current context, the records of the matmul descriptor (with
+// its emulation descriptor's, when it names one) and of the four layouts (blas_records.cpp), the
+// A, B, C and D pointers, alpha and beta as the descriptor's pointer mode reads them (host: their
+// bytes, sized by its scale type; device and the device-vector modes: the pointers;
+// ALPHA_DEVICE_VECTOR_BETA_HOST: alpha's pointer and beta's bytes), the algo's 64 bytes (or that
+// there is none), the workspace pointer and size. The stream is an argument: the capture passes
+// the shim's own, and the graph is launched on the program's. The heuristic's key: the handle, the
+// current context, the same records, the preference's record and the requested count; only a
+// successful answer of at most kMaxAnswers results is kept.
+#include <cublasLt.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "replay/answer_cache.h"
+#include "replay/seen_filter.h"
+#include "shim/engine/replay_engine.h"
+#include "shim/families/blas.h"
+#include "shim/families/blas_keys.h"
+#include "shim/libraries/mode.h"
+#include "shim/process/config.h"
+#include "shim/process/counters.h"
+
+namespace cudnn_fastpath::shim {
+namespace {
+
+constexpr int kMaxAnswers = 8;
+constexpr std::size_t kResultWords = sizeof(cublasLtMatmulHeuristicResult_t) / 8;
+static_assert(sizeof(cublasLtMatmulHeuristicResult_t) % 8 == 0, "a result is whole words");
+using Answers = replay::AnswerCache<Key, 1 + kMaxAnswers * kResultWords, 64, 4>;  // 256 answers
+Answers g_answers;
+replay::SeenFilter g_seen_handles;  // the handles that ever had a matmul key or an answer
+
+enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
+
+bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
+
+// The descriptor and the four layouts, into `key`; where the descriptor's record is in it.
+const std::uint64_t* add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
+                                   cublasLtMatrixLayout_t d) noexcept {
+  const std::uint64_t* desc = add_record(key, operation, kMatmulDesc);
+  if (desc != nullptr) {
+    // The emulation descriptor the matmul descriptor names is a part of it.
+    add_record(key, reinterpret_cast<const void*>(attribute_of(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 0)),
+               kEmulation, true);
+  }
+  for (cublasLtMatrixLayout_t l : {a, b, c, d}) add_record(key, l, kLayout);
+  return desc;
+}
+
+// One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.
+struct Matmul {
+  decltype(RealSymbols::cublasLtMatmul) real;
+  cublasLtHandle_t handle;
+  cublasLtMatmulDesc_t desc;
+  const void *alpha, *a;
+  cublasLtMatrixLayout_t a_desc;
+  const void* b;
+  cublasLtMatrixLayout_t b_desc;
+  const void *beta, *c;
+  cublasLtMatrixLayout_t c_desc;
+  void* d;
+  cublasLtMatrixLayout_t d_desc;
+  const cublasLtMatmulAlgo_t* algo;
+  void* workspace;
+  std::size_t workspace_size;
+  cudaStream_t stream;
+
+  static int run(void* context, CUstream capture) {
+    const Matmul& x = *static_cast<const Matmul*>(context);
+    return x.real(x.handle, x.desc, x.alpha, x.a, x.a_desc, x.b, x.b_desc, x.beta, x.c, x.c_desc, x.d, x.d_desc, x.algo,
+                  x.workspace, x.workspace_size, capture ? reinterpret_cast<cudaStream_t>(capture) : x.stream);
+  }
+};
+
+// alpha and beta as the pointer mode reads them.
+void add_scales(Key& key, const std::uint64_t* desc, const void* alpha, const void* beta) noexcept {
+  const auto mode = static_cast<std::int32_t>(attribute_of(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_POINTER_MODE_HOST));
+  const auto scale = static_cast<std::int32_t>(attribute_of(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, CUDA_R_32F));
+  const std::uint32_t size = scale_bytes(scale);
+  key.add(static_cast<std::uint64_t>(mode));
+  switch (mode) {
+    case CUBLASLT_POINTER_MODE_HOST:
+      add_host_scale(key, alpha, size);
+      add_host_scale(key, beta, size);
+      break;
+    case CUBLASLT_POINTER_MODE_DEVICE:
+    case CUBLASLT_POINTER_MODE_DEVICE_VECTOR:
+      key.add_pointer(alpha);
+      key.add_pointer(beta);
+      break;
+    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO:
+      key.add_pointer(alpha);
+      break;
+    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST:
+      key.add_pointer(alpha);
+      add_host_scale(key, beta, size);
+      break;
+    default:
+      key.refuse();  // a mode this shim does not know
+  }
+}
+
+// The gate every call passes first: a follower's call goes to the leader (when it has the entry),
+// a call the feature or its caller keeps from the cache runs as it came.
+template <std::size_t kOffset, auto kLeader, typename Real, typename... Args>
+bool straight_through(cublasStatus_t& status, std::uint32_t m, const void* caller, Real real, Args... args) {
+  if (__builtin_expect(m & mode::kFollower, 0)) {
+    const DispatchV1& lead = leader();
+    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : CUBLAS_STATUS_NOT_INITIALIZED;
+    return true;
+  }
+  if (real == nullptr) {
+    status = CUBLAS_STATUS_NOT_INITIALIZED;
+    return true;
+  }
+  if (!(m & mode::kCublas) || !replayable_caller(caller)) {
+    const LibraryCall inside;
+    status = real(args...);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void* alpha,
+                         const void* a, cublasLtMatrixLayout_t a_desc, const void* b, cublasLtMatrixLayout_t b_desc,
+                         const void* beta, const void* c, cublasLtMatrixLayout_t c_desc, void* d,
+                         cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t* algo, void* workspace,
+                         std::size_t workspace_size, cudaStream_t stream) noexcept {
+  const std::uint32_t m = current_mode();
+  const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmul;
+  cublasStatus_t status;
+  if (straight_through<offsetof(DispatchV1, lt_matmul), &DispatchV1::lt_matmul>(
+          status, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
+          workspace, workspace_size, stream))
+    return status;
+  note_cudnn_call();
+  Matmul x{real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
+           workspace_size, stream};
+  const ReplayCall call{Family::kLtMatmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
+                        &x, Matmul::run, nullptr, nullptr, nullptr, nullptr};
+  if (!config().graphs) return static_cast<cublasStatus_t>(run_direct(call, m));
+  Key key;
+  key.add_pointer(handle);
+  key.add(kMatmul);
+  key.add_pointer(current_context(caller));
+  const std::uint64_t* words = add_operation(key, desc, a_desc, b_desc, c_desc, d_desc);
+  if (words != nullptr) add_scales(key, words, alpha, beta);
+  for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_pointer(pointer);
+  key.add(algo != nullptr);
+  if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
+  key.add_pointer(workspace);
+  key.add(workspace_size);
+  if (!key.complete || key.words[2] == 0)
+    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::kLtMatmul, Outcome::kUnknown)));
+  g_seen_handles.note(handle);
+  return static_cast<cublasStatus_t>(replay(key, call, m));
+}
+
+cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                            cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                            cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                                            cublasLtMatmulPreference_t preference, int requested,
+                                            cublasLtMatmulHeuristicResult_t* results, int* returned) noexcept {
+  const std::uint32_t m = current_mode();
+  const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmulAlgoGetHeuristic;
+  cublasStatus_t status;
+  if (straight_through<offsetof(DispatchV1, lt_matmul_algo_get_heuristic), &DispatchV1::lt_matmul_algo_get_heuristic>(
+          status, m, caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
+    return status;
+  note_cudnn_call();
+  auto direct = [&] {
+    if (counting(m)) count(Counter::heuristic_direct);
+    const LibraryCall inside;
+    return real(handle, desc, a, b, c, d, preference, requested, results, returned);
+  };
+  ReplayThread* t = replay_thread();
+  if (t == nullptr || requested < 1 || requested > kMaxAnswers || results == nullptr || returned == nullptr)
+    return direct();
+  replay::AdmissionState& admission = t->admission[static_cast<int>(Admitted::kHeuristic)];
+  if (!replay::Admission::admit(admission)) return direct();
+  Key key;
+  key.add_pointer(handle);
+  key.add(kHeuristic);
+  key.add_pointer(current_context(caller));
+  add_operation(key, desc, a, b, c, d);
+  add_record(key, preference, kPreference);
+  key.add(static_cast<std::uint64_t>(requested));
+  if (!key.complete || key.words[2] == 0) return direct();
+  Answers::Answer answer;
+  if (g_answers.find(key, answer) && answer.length >= 1) {
+    const auto given = static_cast<int>(answer.words[0]);
+    std::memcpy(results, &answer.words[1], static_cast<std::size_t>(given) * sizeof *results);
+    *returned = given;
+    replay::Admission::hit(admission);
+    if (counting(m)) count(Counter::heuristic_cached);
+    return CUBLAS_STATUS_SUCCESS;
+  }
+  {
+    const LibraryCall inside;
+    status = real(handle, desc, a, b, c, d, preference, requested, results, returned);
+  }
+  if (status != CUBLAS_STATUS_SUCCESS || *returned < 0 || *returned > requested) {
+    if (counting(m)) count(Counter::heuristic_direct);
+    return status;
+  }
+  answer.length = 1 + static_cast<std::uint32_t>(*returned) * kResultWords;
+  answer.words[0] = static_cast<std::uint64_t>(*returned);
+  std::memcpy(&answer.words[1], results, static_cast<std::size_t>(*returned) * sizeof *results);
+  const Answers::Stored stored = g_answers.insert(key, answer);
+  if (stored.evicted && !stored.evicted_used) replay::Admission::waste(admission);
+  g_seen_handles.note(handle);
+  if (counting(m)) count(stored.stored ? Counter::heuristic_stored : Counter::heuristic_direct);
+  return status;
+}
+
+void forget_blas_handle(const void* handle) noexcept {
+  if (!g_seen_handles.maybe(handle) || handle == nullptr) return;
+  const auto h = reinterpret_cast<std::uintptr_t>(handle);
+  for (Family family : {Family::kLtMatmul, Family::kGemm})
+    forget_graphs_where(family, [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
+  g_answers.forget_if([h](const std::uint64_t* words, std::uint32_t length) { return length > 0 && words[0] == h; });
+}
+
+void forget_cublas_answers() noexcept {
+  g_answers.forget_if([](const std::uint64_t*, std::uint32_t) { return true; });
+}
+
+void note_blas_handle(const void* handle) noexcept { g_seen_handles.note(handle); }
+
+}  // namespace cudnn_fastpath::shim

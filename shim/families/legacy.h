@@ -1,0 +1,20 @@
+// cuDNN's legacy API under the shim: the descriptors it records (legacy_descriptors.cpp) and the
+// ops it replays (legacy_replay.cpp), one function per entry of entry_points.h's two legacy lists.
+#pragma once
+
+#include <cudnn.h>
+
+#include "shim/libraries/dispatch.h"
+
+namespace cudnn_fastpath::shim {
+
+#define CUDNN_FASTPATH_DECLARE_LEGACY(exported, library, result, function, parameters, arguments, ...) \
+  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept;
+CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_LEGACY)
+CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_LEGACY)
+#undef CUDNN_FASTPATH_DECLARE_LEGACY
+
+// The legacy graphs of a handle (destroyed, or a new one at its address) are forgotten.
+void forget_legacy_graphs_of_handle(cudnnHandle_t handle) noexcept;
+
+}  // namespace cudnn_fastpath::shim

@@ -1,0 +1,163 @@
+// The calls that make, set and destroy what the shim records of a library's objects (legacy cuDNN
+// descriptors: legacy_descriptors.cpp; cuBLASLt descriptors and cuBLAS handles: blas_records.cpp),
+// one template per action over a DescriptorRegistry (replay/descriptor_registry.h).
+//
+// Every call reaches the library as it came; what the program's own calls made of the object is
+// recorded. A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
+// their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's captures, is not
+// recorded: the registry forgets the address instead, which may have been a program's. A set the
+// library refuses leaves the record unknown.
+//
+// While the feature that reads the records is off (legacy replay for cuDNN's descriptors, cuBLAS
+// replay for the others), a create records nothing and forgets its address: the descriptors a
+// program makes for each call (PyTorch) then cost the shim a lookup, not a record, and stay unknown
+// once the feature is on again. Sets and destroys are recorded whatever the feature, so that an
+// object made while it was on (ONNX Runtime's descriptors, made once; a cuBLAS handle) keeps a true
+// record across the switch. Handles (kAlwaysRecorded) are recorded from their creation whatever the
+// feature: a program makes a few, once, and every call on them needs their record.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+#include <utility>
+
+#include "replay/descriptor_registry.h"
+#include "shim/engine/replay_thread.h"
+#include "shim/libraries/callers.h"
+#include "shim/libraries/dispatch.h"
+#include "shim/libraries/mode.h"
+#include "shim/process/counters.h"
+
+namespace cudnn_fastpath::shim {
+
+// The type of the real function a member of RealSymbols holds.
+template <auto kReal>
+using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kReal)>;
+
+// Whether this call is the program's own: not a library's calling itself, and not made inside one
+// of the shim's captures.
+inline bool programs_own(const void* caller) noexcept {
+  if (inside_library_call()) return false;
+  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
+  return c == nullptr || !c->in_library.load(std::memory_order_relaxed);
+}
+
+// The actions, over `registry` (a Registry) of the objects of `library`, whose calls return Status
+// (`missing` for a library without the function). The entry tables name an action, a kind and a
+// recorder: `std::uint32_t recorder(replay::SlotWords, std::uint32_t length, the call's other
+// arguments...)` for a set or an init, which edits the record in place and returns its length after
+// the call (0: not usable; `length` is what it was), `std::uint32_t defaults(replay::SlotWords, the
+// create's other arguments...)` for a create (null: not usable until set), `void hook(object)` for
+// a destroy (null: none), run before the real destroy.
+template <typename Registry, Registry& registry, Library library, typename Status, Status missing,
+          std::uint64_t kAlwaysRecorded = 0>
+struct RecordedCalls {
+  static constexpr std::uint32_t kFeature = library == Library::kCudnn ? mode::kLegacy : mode::kCublas;
+
+  // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on
+  // or the kind is a handle's (a bit of kAlwaysRecorded).
+  template <std::uint32_t kKind>
+  static bool recording_creation(std::uint32_t m, const void* caller) noexcept {
+    return ((m & kFeature) || ((kAlwaysRecorded >> kKind) & 1)) && programs_own(caller);
+  }
+
+  // What every call does first: a follower passes it to the leading copy (or, when that copy is
+  // older than these entries, to the library), a caller without the library gets its error.
+  // Returns whether the call is done, with its status.
+  template <auto kReal, std::size_t kOffset, auto kLeader, typename... Args>
+  static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, Args... args) {
+    real = binding_for(library, caller).real.*kReal;
+    if (m & mode::kFollower) {
+      const DispatchV1& lead = leader();
+      status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
+      return true;
+    }
+    if (real == nullptr) {
+      status = missing;
+      return true;
+    }
+    if (m & mode::kDisabled) {
+      status = real(args...);
+      return true;
+    }
+    return false;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object,
+            typename... Rest>
+  static Status created(const void* caller, Object* object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    note_cudnn_call();
+    status = real(object, rest...);
+    if (status != 0 || object == nullptr) return status;
+    if (!recording_creation<kKind>(m, caller)) {
+      registry.forget(*object);
+    } else {
+      // No room: unknown, as if made around the shim.
+      registry.created(*object, kKind, [&](replay::SlotWords words) -> std::uint32_t {
+        if constexpr (!std::is_null_pointer_v<decltype(kDefaults)>) return kDefaults(words, rest...);
+        else return (void)words, 0;
+      });
+    }
+    return status;
+  }
+
+  // An object made in the caller's own memory (cuBLASLt's ..._Init_internal): a create at that
+  // address, recorded as the recorder says.
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
+            typename... Rest>
+  static Status initialized(const void* caller, Object object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    note_cudnn_call();
+    status = real(object, rest...);
+    if (!recording_creation<kKind>(m, caller) || status != 0) {
+      registry.forget(object);
+      return status;
+    }
+    registry.created(object, kKind, [&](replay::SlotWords words) { return kRecord(words, 0, rest...); });
+    return status;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
+            typename... Rest>
+  static Status set(const void* caller, Object object, Rest... rest) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    status = real(object, rest...);
+    if (!programs_own(caller)) {
+      registry.forget(object);
+    } else if (status != 0) {
+      registry.unknown(object);
+    } else {
+      registry.write(object, kKind, [&](replay::SlotWords words, std::uint32_t length) {
+        return kRecord(words, length, rest...);
+      });
+    }
+    return status;
+  }
+
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t, auto kHook, typename Object>
+  static Status destroyed(const void* caller, Object object) noexcept {
+    const std::uint32_t m = current_mode();
+    Status status;
+    RealOf<kReal> real;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object)) return status;
+    registry.forget(object);  // before the address can come back
+    // By type, not value: `function != nullptr` of a function another file defines is no constant
+    // expression under -fsanitize=undefined (GCC), and the ASan+UBSan build would not compile.
+    if constexpr (!std::is_null_pointer_v<decltype(kHook)>) kHook(object);
+    return real(object);
+  }
+};
+
+}  // namespace cudnn_fastpath::shim
