@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "tests/packs/pack_api.h"
+#include "tests/support/scaled.h"
 
 // The shim's public run-time switch. The scenario does not link the shim: it finds the functions
 // with dlsym. When the header exists, its values must be the ones the tests use.
@@ -32,18 +33,6 @@ inline constexpr int kMaxTensors = 40;
 inline constexpr int kProxiedTensors = 28;
 inline constexpr std::int64_t kUids[3] = {1, 2, 3};       // the tensors of the first plan
 inline constexpr std::int64_t kOtherUids[3] = {4, 5, 6};  // and of the second
-
-// `plain` in the plain build; `sanitized` under the sanitizers, for loops whose size proves
-// nothing more there (they run each call many times slower).
-constexpr int scaled(int plain, int sanitized) {
-#ifdef CUDNN_FASTPATH_SANITIZED
-  (void)plain;
-  return sanitized;
-#else
-  (void)sanitized;
-  return plain;
-#endif
-}
 
 // Set by main before a case runs: the calls, the handle the plan was built on, and the plan.
 extern PackApi g_api;
