@@ -6,6 +6,7 @@
 #include "tests/blas/blas_scenario.h"
 #include "tests/packs/pack_api.h"
 #include "tests/stub/stub_cudnn_blas_control.h"
+#include "tests/support/variant_pack.h"
 
 namespace blas_scenario {
 
@@ -47,12 +48,7 @@ cudnnBackendDescriptor_t make_pack(const PackApi& api) {
                        reinterpret_cast<void*>(kDevice + 0x2000)};
   void* workspace = reinterpret_cast<void*>(kDevice + 0x100000);
   cudnnBackendDescriptor_t pack = nullptr;
-  if (api.create(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) != 0 ||
-      api.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 3, uids) != 0 ||
-      api.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, pointers) != 0 ||
-      api.set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace) != 0 ||
-      api.finalize(pack) != 0)
-    die("a variant pack");
+  if (::make_pack(api, 3, uids, pointers, workspace, &pack) != 0) die("a variant pack");
   return pack;
 }
 

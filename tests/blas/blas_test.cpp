@@ -16,6 +16,7 @@
 
 #include "tests/support/outcome.h"
 #include "tests/support/process.h"
+#include "tests/support/scenario_run.h"
 
 using namespace cudnn_fastpath::test;
 
@@ -23,20 +24,10 @@ namespace {
 
 const char* const kModes[] = {"linked", "local", "dlsym"};
 
-struct Options {
-  bool preload = true;
-  bool stats = true;  // CUDNN_FASTPATH_STATS_FILE: the shim counts (the scenario prints shim.* keys)
-  std::vector<EnvChange> env;
-};
-
-Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
-  std::vector<std::string> argv;
-  if (mode == "linked") argv = {BLAS_SCENARIO_LINKED, name};
-  else argv = {BLAS_SCENARIO_DLOPEN, mode, name};
-  std::vector<EnvChange> env = options.env;
-  if (options.stats) env.push_back({"CUDNN_FASTPATH_STATS_FILE", make_temp_dir() + "/stats.json"});
-  return run_program(argv, options.preload ? shim_under_test(SHIM_PATH) : "", env);
-}
+const ScenarioRunner run{.programs = {{"linked", BLAS_SCENARIO_LINKED}},
+                         .shared = BLAS_SCENARIO_DLOPEN,
+                         .shim = SHIM_PATH,
+                         .stats_file = true};
 
 // What holds in every run: no call failed, every output was the reference's, every launch went on
 // the call's stream, no capture in global mode, no launch of a destroyed graph, no allocation a
@@ -358,12 +349,8 @@ TEST_CASE("cuBLAS's own cuBLASLt matmuls: left alone, captured with the GEMM, ne
 TEST_CASE("cuBLAS's own cuBLASLt matmuls through a tracer preloaded before the shim: still left alone", "[blas]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
-    std::vector<std::string> argv;
-    if (std::string(mode) == "linked") argv = {BLAS_SCENARIO_LINKED, "gemm_inner_tracer"};
-    else argv = {BLAS_SCENARIO_DLOPEN, mode, "gemm_inner_tracer"};
-    const std::string stats = make_temp_dir() + "/stats.json";
-    const Outcome o = run_program(argv, std::string(BLAS_TRACER) + ":" + shim_under_test(SHIM_PATH),
-                                  {{"CUDNN_FASTPATH_STATS_FILE", stats}});
+    const Outcome o = run(mode, "gemm_inner_tracer",
+                          {.preload_value = std::string(BLAS_TRACER) + ":" + shim_under_test(SHIM_PATH)});
     check_sound(o, "through.");
     CHECK(o["through.traced"] == 3);  // the premise: the inner matmuls went through the tracer
     CHECK(o["through.blas.calls"] == 3);

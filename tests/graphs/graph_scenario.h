@@ -37,6 +37,7 @@
 #include "tests/stub/stub_cuda.h"
 #include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
+#include "tests/support/variant_pack.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
 
@@ -93,16 +94,6 @@ inline Contents contents(std::int64_t base, const std::int64_t* uids = kUids) {
   return c;
 }
 
-inline cudnnStatus_t make_pack(const Contents& c, cudnnBackendDescriptor_t* pack) {
-  *pack = nullptr;
-  cudnnStatus_t s = g_api.create(kPack, pack);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c.count, c.uids);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c.count, c.pointers);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &c.workspace);
-  if (s == 0) s = g_api.finalize(*pack);
-  return s;
-}
-
 struct Counts {
   long long failures = 0;
   long long mismatches = 0;
@@ -128,7 +119,7 @@ inline bool ran_as_made(cudnnBackendDescriptor_t plan, const Contents& c) {
 // One op: make the pack, execute, check, destroy. The execute's status.
 inline cudnnStatus_t run_op(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, const Contents& c, Counts& counts) {
   cudnnBackendDescriptor_t pack = nullptr;
-  cudnnStatus_t s = make_pack(c, &pack);
+  cudnnStatus_t s = make_pack(g_api, c, &pack);
   if (s == 0) s = g_api.execute(handle, plan, pack);
   if (s == 0 && !ran_as_made(plan, c)) ++counts.mismatches;
   if (s != 0) ++counts.failures;

@@ -64,7 +64,7 @@ int program_capture() {
   // One pack for the whole capture, alive until the program's graph ran (as a program keeps the
   // memory its graph reads).
   cudnnBackendDescriptor_t pack = nullptr;
-  if (make_pack(c, &pack) != 0) die("pack");
+  if (make_pack(g_api, c, &pack) != 0) die("pack");
   if (cuStreamBeginCapture_v2(g_main.stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS) die("begin");
   for (int i = 0; i < 5; ++i)
     if (g_api.execute(g_main.handle, g_matmul.plan(), pack) != 0) ++counts.failures;
@@ -158,7 +158,7 @@ int forget() {
     print("pack.graphs_before", static_cast<long long>(stubcuda_graph_counters().live_execs));
     for (int i = 0; i < 4000; ++i) {
       cudnnBackendDescriptor_t pack = nullptr;
-      if (make_pack(contents(100 + i / 2), &pack) != 0) ++counts.failures;
+      if (make_pack(g_api, contents(100 + i / 2), &pack) != 0) ++counts.failures;
       g_api.destroy(pack);
     }
     print("pack.graphs_after", static_cast<long long>(stubcuda_graph_counters().live_execs));

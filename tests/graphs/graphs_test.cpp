@@ -17,6 +17,7 @@
 
 #include "tests/support/process.h"
 #include "tests/support/outcome.h"
+#include "tests/support/scenario_run.h"
 
 extern char** environ;
 
@@ -28,18 +29,9 @@ namespace {
 // own), reached through the shim's exported dlsym (tests/dlsym).
 const char* const kModes[] = {"linked", "global", "local", "dlsym", "dlsym_library"};
 
-struct Options {
-  bool preload = true;
-  std::vector<EnvChange> env;
-};
-
-
-Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
-  std::vector<std::string> argv;
-  if (mode == "linked") argv = {GRAPH_SCENARIO_LINKED, name};
-  else argv = {GRAPH_SCENARIO_DLOPEN, mode, name};
-  return run_program(argv, options.preload ? shim_under_test(SHIM_PATH) : "", options.env);
-}
+const ScenarioRunner run{.programs = {{"linked", GRAPH_SCENARIO_LINKED}},
+                         .shared = GRAPH_SCENARIO_DLOPEN,
+                         .shim = SHIM_PATH};
 
 // What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
 // capture in global mode, no launch of a destroyed graph.

@@ -10,6 +10,7 @@
 
 #include "tests/interpose/loader_lock.h"
 #include "tests/interpose/scenario_api.h"
+#include "tests/support/scaled.h"
 
 // Prints "scenario: WHAT" and exits 3 (the scenario itself broke).
 [[noreturn]] void die(const char* what);
@@ -29,18 +30,6 @@ extern const char* g_mode;     // the load mode
 #ifndef SCENARIO_LINKED
 extern void* g_shim_library;  // mode explicit: the shim's handle
 #endif
-
-// `plain` in the plain build; `sanitized` under the sanitizers, for loops whose size proves
-// nothing more there (they run each call many times slower).
-constexpr int scaled(int plain, int sanitized) {
-#ifdef CUDNN_FASTPATH_SANITIZED
-  (void)plain;
-  return sanitized;
-#else
-  (void)sanitized;
-  return plain;
-#endif
-}
 
 inline cudnnHandle_t must_create() {
   cudnnHandle_t h = nullptr;

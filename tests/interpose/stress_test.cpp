@@ -15,7 +15,7 @@ TEST_CASE("threads racing on one handle never leave the table claiming a stream 
 }
 
 TEST_CASE("70,000 live handles: no wrong skip, no crash, one warning", "[stress]") {
-  // 10,000 under the sanitizers (scenario.h's scaled()): past the table's 4096 slots all the same.
+  // 10,000 under the sanitizers (tests/support/scaled.h): past the table's 4096 slots all the same.
   const Outcome o = run_scenario("linked", "table_full");
   CHECK(o["failures"] == 0);
   CHECK(o["disagreements"] == 0);

@@ -18,6 +18,7 @@
 
 #include "tests/support/outcome.h"
 #include "tests/support/process.h"
+#include "tests/support/scenario_run.h"
 
 using namespace cudnn_fastpath::test;
 
@@ -30,12 +31,6 @@ namespace {
 // first).
 const char* const kModes[] = {"linked", "local", "dlsym", "ops", "twice"};
 
-struct Options {
-  bool preload = true;
-  bool stats = true;  // CUDNN_FASTPATH_STATS_FILE set: the shim counts (the scenario prints "*.shim.*")
-  std::vector<EnvChange> env;
-};
-
 const std::string& copy_of_shim() {
   static const std::string copy = [] {
     const std::string path = make_temp_dir() + "/libcudnn_fastpath_copy.so";
@@ -45,26 +40,19 @@ const std::string& copy_of_shim() {
   return copy;
 }
 
-Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
-  std::vector<std::string> argv;
-  if (mode == "linked" || mode == "twice") argv = {LEGACY_SCENARIO_LINKED, name};
-  else if (mode == "ops") argv = {LEGACY_SCENARIO_OPS, name};
-  else argv = {LEGACY_SCENARIO_DLOPEN, mode, name};
-  std::string preload;
-  if (options.preload) {
-    preload = shim_under_test(SHIM_PATH);
-    if (mode == "twice") preload += " " + copy_of_shim();
-  }
-  std::vector<EnvChange> env;
-  if (options.stats && options.preload) env.push_back({"CUDNN_FASTPATH_STATS_FILE", make_temp_dir() + "/s.json"});
+const ScenarioRunner run{
+    .programs = {{"linked", LEGACY_SCENARIO_LINKED}, {"twice", LEGACY_SCENARIO_LINKED}, {"ops", LEGACY_SCENARIO_OPS}},
+    .shared = LEGACY_SCENARIO_DLOPEN,
+    .shim = SHIM_PATH,
+    .also_preload = {{"twice", [] { return copy_of_shim(); }}},
+    .stats_file = true,  // the scenario prints "*.shim.*"
 #ifdef CUDNN_FASTPATH_SANITIZED
-  // The cases of address reuse need the allocator to hand a freed descriptor's address out again,
-  // as glibc's does at once: ASan's quarantine would keep it.
-  env.push_back({"ASAN_OPTIONS", "verify_asan_link_order=0:detect_leaks=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"});
+    // The cases of address reuse need the allocator to hand a freed descriptor's address out again,
+    // as glibc's does at once: ASan's quarantine would keep it.
+    .env = {{"ASAN_OPTIONS",
+             "verify_asan_link_order=0:detect_leaks=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"}},
 #endif
-  env.insert(env.end(), options.env.begin(), options.env.end());
-  return run_program(argv, preload, env);
-}
+};
 
 // What holds in every run: checks were made, every output was right, every call that should have
 // succeeded did, no capture in global mode, no launch of a destroyed graph, none of another

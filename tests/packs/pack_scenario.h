@@ -7,6 +7,8 @@
 #include <cstdio>
 
 #include "tests/packs/pack_api.h"
+#include "tests/support/scaled.h"
+#include "tests/support/variant_pack.h"
 
 // The shim's public run-time switch. The scenario does not link the shim: it finds the functions
 // with dlsym. When the header exists, its values must be the ones the tests use.
@@ -32,18 +34,6 @@ inline constexpr int kMaxTensors = 40;
 inline constexpr int kProxiedTensors = 28;
 inline constexpr std::int64_t kUids[3] = {1, 2, 3};       // the tensors of the first plan
 inline constexpr std::int64_t kOtherUids[3] = {4, 5, 6};  // and of the second
-
-// `plain` in the plain build; `sanitized` under the sanitizers, for loops whose size proves
-// nothing more there (they run each call many times slower).
-constexpr int scaled(int plain, int sanitized) {
-#ifdef CUDNN_FASTPATH_SANITIZED
-  (void)plain;
-  return sanitized;
-#else
-  (void)sanitized;
-  return plain;
-#endif
-}
 
 // Set by main before a case runs: the calls, the handle the plan was built on, and the plan.
 extern PackApi g_api;
@@ -97,17 +87,6 @@ inline bool ran_with(const StubBackendExecution& e, cudnnBackendDescriptor_t pla
   return true;
 }
 
-// create, set UNIQUE_IDS, set DATA_POINTERS, set WORKSPACE, finalize: the first failure, if any.
-inline cudnnStatus_t make_pack(const Contents& c, cudnnBackendDescriptor_t* pack) {
-  *pack = nullptr;
-  cudnnStatus_t s = g_api.create(kPack, pack);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, c.count, c.uids);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, c.count, c.pointers);
-  if (s == 0) s = g_api.set(*pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &c.workspace);
-  if (s == 0) s = g_api.finalize(*pack);
-  return s;
-}
-
 // One op as PyTorch makes it: make the pack, execute, destroy. Counts failed calls in
 // `failures` and, when `checked`, executes the stub did not record with `c` in `mismatches`.
 struct OpCounts {
@@ -117,7 +96,7 @@ struct OpCounts {
 inline void run_op(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, const Contents& c, OpCounts& counts,
                    bool checked = true) {
   cudnnBackendDescriptor_t pack = nullptr;
-  cudnnStatus_t s = make_pack(c, &pack);
+  cudnnStatus_t s = make_pack(g_api, c, &pack);
   if (s == 0) s = g_api.execute(handle, plan, pack);
   if (s == 0 && checked && !ran_with(g_api.last_execution(), plan, c)) ++counts.mismatches;
   if (s != 0) ++counts.failures;

@@ -47,7 +47,7 @@ int runtime_switch() {
   for (int i = 0; i < 10; ++i) run_op(g_handle, g_matmul.plan(), c, counts);
   print("real_warm", static_cast<long long>(packs_created() - before));
   cudnnBackendDescriptor_t kept = nullptr, early = nullptr, late = nullptr;
-  print("kept_status", make_pack(c, &kept));          // finalized before the switch
+  print("kept_status", make_pack(g_api, c, &kept));          // finalized before the switch
   print("early_create", g_api.create(kPack, &early));  // created before, finalized after
 
   print("set_off", set_features(PACKS_FEATURE_SET_STREAM));
@@ -64,7 +64,7 @@ int runtime_switch() {
   if (s == 0) s = g_api.execute(g_handle, g_matmul.plan(), early);
   print("early_status", s);
   print("early_as_set", s == 0 && ran_with(g_api.last_execution(), g_matmul.plan(), early_contents));
-  print("late_create", make_pack(late_contents, &late));  // created (and finalized) while off
+  print("late_create", make_pack(g_api, late_contents, &late));  // created (and finalized) while off
 
   print("set_on", set_features(both));
   print("features_on", features());

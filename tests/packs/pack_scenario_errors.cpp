@@ -405,7 +405,7 @@ int cuda_graph() {
   const Contents first = contents(1), second = contents(2);
   const std::uint64_t before = packs_created();
   cudnnBackendDescriptor_t packs[2] = {};
-  const cudnnStatus_t made[2] = {make_pack(first, &packs[0]), make_pack(second, &packs[1])};
+  const cudnnStatus_t made[2] = {make_pack(g_api, first, &packs[0]), make_pack(g_api, second, &packs[1])};
   print("made_first", made[0]);
   print("made_second", made[1]);
 

@@ -19,7 +19,7 @@ namespace pack_scenario {
 int eviction() {
   const Contents kept_contents = contents(100000);
   cudnnBackendDescriptor_t kept = nullptr;
-  print("kept_status", make_pack(kept_contents, &kept));
+  print("kept_status", make_pack(g_api, kept_contents, &kept));
   print("kept_first_execute", g_api.execute(g_handle, g_matmul.plan(), kept));
   OpCounts counts;
   const std::uint64_t before = packs_created();
@@ -46,7 +46,7 @@ int many_live() {
   std::vector<cudnnBackendDescriptor_t> packs(kLive);
   OpCounts counts;
   for (int i = 0; i < kLive; ++i)
-    if (make_pack(contents(10 + i), &packs[i]) != 0) ++counts.failures;
+    if (make_pack(g_api, contents(10 + i), &packs[i]) != 0) ++counts.failures;
   print("live_packs_peak", static_cast<long long>(g_api.live(kPack)));
   for (int round = 0; round < 2; ++round)
     for (int j = 0; j < kLive; ++j) {

@@ -31,7 +31,7 @@ int threads() {
       }
       for (int i = 0; i < kOps; ++i) {
         cudnnBackendDescriptor_t pack = nullptr;
-        cudnnStatus_t s = make_pack(c, &pack);
+        cudnnStatus_t s = make_pack(g_api, c, &pack);
         void* pointers[3] = {};
         std::int64_t count = 0;
         if (s == 0) s = g_api.get(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, &count, pointers);

@@ -15,15 +15,13 @@
 
 #include "tests/support/process.h"
 #include "tests/support/outcome.h"
+#include "tests/support/scenario_run.h"
 
 extern char** environ;
 
 using namespace cudnn_fastpath::test;
 
 namespace {
-
-// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
-const char* const kModes[] = {"linked", "global", "local"};
 
 constexpr long long kSuccess = 0;           // CUDNN_STATUS_SUCCESS
 constexpr long long kBadParam = 2000;       // CUDNN_STATUS_BAD_PARAM
@@ -32,21 +30,9 @@ constexpr long long kNotFinalized = 2004;   // CUDNN_STATUS_BAD_PARAM_NOT_FINALI
 constexpr long long kNotSupported = 3000;   // CUDNN_STATUS_NOT_SUPPORTED
 constexpr long long kCacheCapacity = 256;   // finalized packs the shim's cache holds
 
-struct Options {
-  bool preload = true;
-  std::string preload_value;  // LD_PRELOAD when preload is set; empty: the shim under test
-  std::vector<EnvChange> env;
-};
-
-
-// Runs case `name` of the scenario in `mode` and requires that it exits 0.
-Outcome run(const std::string& mode, const std::string& name, const Options& options = {}) {
-  std::vector<std::string> argv;
-  if (mode == "linked") argv = {PACK_SCENARIO_LINKED, name};
-  else argv = {PACK_SCENARIO_DLOPEN, mode, name};
-  const std::string preload = options.preload_value.empty() ? shim_under_test(SHIM_PATH) : options.preload_value;
-  return run_program(argv, options.preload ? preload : "", options.env);
-}
+const ScenarioRunner run{.programs = {{"linked", PACK_SCENARIO_LINKED}},
+                         .shared = PACK_SCENARIO_DLOPEN,
+                         .shim = SHIM_PATH};
 
 Outcome run_without_shim(const std::string& mode, const std::string& name) {
   return run(mode, name, {.preload = false});
@@ -93,7 +79,7 @@ StatsRun run_with_stats_file(const std::string& name, std::vector<EnvChange> env
 }  // namespace
 
 TEST_CASE("1000 ops with the same contents make exactly one real variant pack", "[packs]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome plain = run_without_shim(mode, "steady");
     // The premise: without the shim every op makes its own pack, and the stub runs the caller's.
@@ -156,7 +142,7 @@ TEST_CASE("two plans' packs, op after op, make two real packs", "[packs]") {
 }
 
 TEST_CASE("errors at set, finalize and execute are cuDNN's own, call by call", "[packs][errors]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome plain = run_without_shim(mode, "errors");
     // What the stub checks, as cuDNN does (the premise of the comparison).
@@ -226,7 +212,7 @@ TEST_CASE("cudnnBackendPopulateCudaGraph and UpdateCudaGraph get a live finalize
   CHECK(plain["populate_got_callers_pack"] == 1);  // the premise: the stub records what it got
   CHECK(plain["update_got_callers_pack"] == 1);
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "cuda_graph");
     for (const char* key : {"made_first", "made_second", "populate_status", "update_status", "execute_status",
@@ -252,7 +238,7 @@ TEST_CASE("descriptors of every other type pass straight through", "[packs]") {
   CHECK(plain["created.17"] == 7);
   CHECK(plain["created.5"] == 2);
   CHECK(plain["created.3"] == 2);
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "other_types");
     CHECK(o["failures"] == 0);
@@ -265,7 +251,7 @@ TEST_CASE("a variant pack created inside libcudnn is not proxied", "[packs]") {
   const Outcome plain = run_without_shim("linked", "internal");
   CHECK(plain["created_at_once"] == 10);
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "internal");
     CHECK(o["created_at_once"] == 10);       // the stub saw each creation at once
@@ -325,7 +311,7 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
   CHECK(plain["real_packs"] == 4000);
   CHECK(plain["failures"] == 0);
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "threads");
     CHECK(o["failures"] == 0);
@@ -388,7 +374,7 @@ TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[pa
   CHECK(plain["real_packs"] == plain["ops"]);
   CHECK(plain["failures"] == 0);
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "short_threads");
     CHECK(o["failures"] == 0);
@@ -414,7 +400,7 @@ TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][
   CHECK(plain["child_real_packs"] == 100);
   CHECK(plain["child_failures"] == 0);
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "fork");
     CHECK(o["child_exit"] == 0);
@@ -428,7 +414,7 @@ TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][
 }
 
 TEST_CASE("CUDNN_FASTPATH_VARIANT_PACKS=0 and CUDNN_FASTPATH_DISABLE=1 make every pack real", "[packs][config]") {
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome off = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
     CHECK(off["real_packs"] == 1000);
@@ -460,7 +446,7 @@ TEST_CASE("a bad CUDNN_FASTPATH_VARIANT_PACKS value gets one warning line and th
 TEST_CASE("the run-time switch: packs off and on again, earlier proxies keep working", "[packs][config]") {
   CHECK(run_without_shim("linked", "runtime_switch")["have_switch"] == 0);  // the shim exports it
 
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "runtime_switch");
     REQUIRE(o["have_switch"] == 1);
@@ -626,7 +612,7 @@ TEST_CASE("statistics on or off, the same calls reach cuDNN: the shim preloaded 
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath_copy.so";
   REQUIRE(run_process({"cp", shim_under_test(SHIM_PATH), copy}).exit_code == 0);
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     check_same_calls_with_statistics(mode, true, copy + " " + shim_under_test(SHIM_PATH));
   }
@@ -643,7 +629,7 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
   // The fields the spec lists, in its order; later counters may follow them.
   const std::string listed = "handles live_handles skipped forwarded verify_mismatches table_full streams_forgotten "
                              "packs_proxied pack_hits pack_misses pack_evictions packs_materialized";
-  for (const char* mode : kModes) {
+  for (const char* mode : kGlobalScopeModes) {
     INFO("mode " << mode);
     const Outcome on = run(mode, "stats_api", {.env = {{"CUDNN_FASTPATH_STATS", "1"}}});
     REQUIRE(on["have_stats_api"] == 1);
@@ -798,7 +784,7 @@ void check_traced(const char* mode, const Tracer& tracer, bool after) {
 
 // Tracers wrapping one function, a few, or the whole API.
 TEST_CASE("a tracer after the shim sees every call that reaches cuDNN, once", "[packs][tracers][tracer_after]") {
-  for (const char* mode : kModes)
+  for (const char* mode : kGlobalScopeModes)
     for (const Tracer& tracer : kTracers)
       if (std::string(tracer.name) != "handle") check_traced(mode, tracer, true);
 }
@@ -807,7 +793,7 @@ TEST_CASE("a tracer after the shim sees every call that reaches cuDNN, once", "[
 // no cuDNN: the backend calls must still find cuDNN.
 TEST_CASE("a tracer after the shim of the handle functions only: results as without it",
           "[packs][tracers][tracer_handle]") {
-  for (const char* mode : kModes) check_traced(mode, kTracers[2], true);
+  for (const char* mode : kGlobalScopeModes) check_traced(mode, kTracers[2], true);
 }
 
 TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[packs][tracers]") {
@@ -824,6 +810,6 @@ TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[p
 }
 
 TEST_CASE("a tracer before the shim sees every call the program makes, once", "[packs][tracers][tracer_before]") {
-  for (const char* mode : kModes)
+  for (const char* mode : kGlobalScopeModes)
     for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "packs/pack_cache.h"
+#include "tests/support/scaled.h"
 
 namespace {
 
@@ -39,11 +40,7 @@ TEST_CASE("a cached pack is leased by every thread that asks, however busy the e
   // same contents. Seen on the 16-core GPU machine (the statistics on/off test: two real packs
   // where one was due); two cores seldom contend enough to show it.
   const int kThreads = std::max(4u, std::thread::hardware_concurrency());
-#if defined(CUDNN_FASTPATH_SANITIZED)
-  constexpr int kRounds = 20000;
-#else
-  constexpr int kRounds = 300000;
-#endif
+  constexpr int kRounds = scaled(300000, 20000);
   std::atomic<long> misses{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)

@@ -1,0 +1,44 @@
+// Running a suite's scenario program in a load mode, the way every driver of tests/ does: the mode
+// picks the program and its arguments, the case's options the preload and the environment.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tests/support/outcome.h"
+#include "tests/support/process.h"
+
+namespace cudnn_fastpath::test {
+
+// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
+inline const char* const kGlobalScopeModes[] = {"linked", "global", "local"};
+
+// What one run changes from its suite's way.
+struct RunOptions {
+  bool preload = true;        // false: nothing preloaded
+  bool stats = true;          // false: no statistics file, where the suite writes one (ScenarioRunner)
+  std::string preload_value;  // LD_PRELOAD when preload is set; empty: the suite's shim (and the mode's)
+  std::vector<EnvChange> env;  // after the suite's own settings
+  bool require_success = true;  // false: a non-zero exit is the caller's to judge
+};
+
+// A suite's scenario programs by load mode. A mode in `programs` has a program of its own, run as
+// PROGRAM CASE; every other mode runs `shared` as PROGRAM MODE CASE (the program loads cuDNN the
+// way MODE says). The child sees none of the caller's CUDNN_FASTPATH_* or LD_* settings.
+struct ScenarioRunner {
+  std::map<std::string, std::string> programs;
+  std::string shared;
+  std::string shim;  // this build's shim (shim_under_test picks it or CUDNN_FASTPATH_TEST_SHIM's)
+  // What a mode preloads after the shim (a second copy of it, say), made when first asked for.
+  std::map<std::string, std::string (*)()> also_preload;
+  // Each run with the shim writes its statistics to a fresh file, so that the shim counts (the
+  // scenario prints its shim.* keys), unless the run's stats is false.
+  bool stats_file = false;
+  std::vector<EnvChange> env;  // every run's, before the run's own
+
+  // Runs case `name` in `mode`; requires that it exits 0 unless options.require_success is false.
+  Outcome operator()(const std::string& mode, const std::string& name, const RunOptions& options = {}) const;
+};
+
+}  // namespace cudnn_fastpath::test
