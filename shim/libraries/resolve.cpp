@@ -177,7 +177,7 @@ bool next_definition(const char* name, const char* version, const LoadedObject* 
                      Library library, Definition& out) {
   const LibrarySpec& spec = kLibraries[static_cast<int>(library)];
   // 1. Next in the global scope. A copy of the shim there is no definition; what lies after it is
-  //    then found by the steps below (documented in the README).
+  //    then found by the steps below (docs/design.md, finding the real functions).
   if (acceptable(look_up(RTLD_NEXT, name, version), skipped, out, FoundBy::kRtldNext)) return true;
   // 2. The caller's own dependencies.
   if (caller != nullptr && in_caller_scope(*caller, skipped, name, version, out)) return true;

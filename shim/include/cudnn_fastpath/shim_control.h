@@ -80,7 +80,7 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
   X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)")
 
-/* The counters of one family of replayed library calls (README's reach table): group is its line. */
+/* The counters of one family of replayed library calls (docs/usage.md, what it reaches): group is its line. */
 #define CUDNN_FASTPATH_REPLAY_COUNTERS(X, family, group)                                                  \
   X(family##_direct, group, "direct", "calls that reached the library directly")                         \
   X(family##_captured, group, "captured", "calls captured as CUDA graphs")                               \
