@@ -44,7 +44,7 @@ void ShimCounters::print_since(const Snapshot& before, std::initializer_list<con
   }
   const Snapshot after = now();
   if (after.empty() || before.empty()) {
-    std::printf("  shim: loaded, but not counting (run it with --stats)\n");
+    std::printf("  shim: loaded, but not counting (no --stats, or CUDNN_FASTPATH_DISABLE=1)\n");
     return;
   }
   std::string line = "  shim:";
