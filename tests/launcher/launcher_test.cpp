@@ -454,6 +454,44 @@ TEST_CASE("the demo on the stub, with and without the launcher", "[launcher]") {
   CHECK(bad.exit_code == 2);
   CHECK(is_one_line(bad.err));
 }
+
+// Each section of the demo shows its feature at work in the shim's counters ("  shim: name=N ...",
+// every name once in the whole output), so the demo cannot stop showing one unnoticed. Watched
+// failing with CUDNN_FASTPATH_DISABLE=1 (the shim counts nothing: no counter lines at all) and with
+// CUDNN_FASTPATH_CUBLAS=0 (section 5's heuristic_cached, lt_matmul_launches, gemm_launches 0).
+TEST_CASE("the demo on the stub shows each feature at work in the shim's counters", "[launcher]") {
+  const ProcessResult r = launch({"--stats", DEMO_PATH, "--stub", "--rounds", "3"});
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(!contains(r.out, "FAILED"));
+  for (const char* section : {"\n1. cudnnSetStream", "\n2. variant packs", "\n3. executes", "\n4. legacy batch norm",
+                              "\n5. Linear layer"})
+    CHECK(contains(r.out, section));
+  std::map<std::string, long> shim;
+  const std::regex line("\n  shim:((?: [a-z_]+=[0-9]+)+)"), count(" ([a-z_]+)=([0-9]+)");
+  for (std::sregex_iterator l(r.out.begin(), r.out.end(), line), end; l != end; ++l) {
+    const std::string counts = (*l)[1];
+    for (std::sregex_iterator c(counts.begin(), counts.end(), count); c != end; ++c) {
+      CHECK(shim.count((*c)[1]) == 0);
+      shim[(*c)[1]] = std::stol((*c)[2]);
+    }
+  }
+  auto at = [&](const char* name) { return shim.count(name) ? shim.at(name) : -1; };
+  // 1: every SetStream that gives the handle its stream again is skipped.
+  CHECK(at("forwarded") > 0);
+  CHECK(at("skipped") > 10 * at("forwarded"));
+  // 2 to 5: 20 ops each; all but the first from the cache, all but the first few replayed.
+  CHECK(at("pack_misses") == 1);
+  CHECK(at("pack_hits") == 19);
+  CHECK(at("graph_launches") >= 15);
+  CHECK(at("legacy_bn_launches") >= 15);
+  CHECK(at("legacy_bn_unknown") == 0);
+  CHECK(at("heuristic_cached") == 19);
+  CHECK(at("lt_matmul_launches") >= 15);
+  CHECK(at("lt_matmul_unknown") == 0);
+  CHECK(at("gemm_launches") >= 15);
+  CHECK(at("gemm_unknown") == 0);
+}
 #endif
 
 TEST_CASE("the installed tree: cmake --install, then the installed launcher", "[launcher][install]") {
