@@ -11,7 +11,7 @@
 namespace cudnn_fastpath::shim {
 namespace {
 
-// The public feature bits and the mode bits they move, and the graph families each one replays.
+// The public feature bits and the mode bits they move.
 struct Feature {
   unsigned bit;
   std::uint32_t mode;
@@ -22,23 +22,19 @@ constexpr Feature kFeatures[] = {
     {CUDNN_FASTPATH_FEATURE_CUBLAS, mode::kCublas},
 };
 
-constexpr struct {
-  std::uint32_t mode;
-  Family family;
-} kFamilyFeatures[] = {
-    {mode::kGraphs, Family::kBackend},       {mode::kLegacy, Family::kLegacyBn}, {mode::kLegacy, Family::kLegacyConv},
-    {mode::kLegacy, Family::kLegacyTensor}, {mode::kCublas, Family::kLtMatmul}, {mode::kCublas, Family::kGemm},
-};
-static_assert(sizeof kFamilyFeatures / sizeof kFamilyFeatures[0] == kFamilies, "every family has its feature");
+// The public bits of the features mode word `m` has on.
+unsigned bits_of(std::uint32_t m) {
+  unsigned bits = 0;
+  for (const Feature& f : kFeatures) bits |= (m & f.mode) ? f.bit : 0u;
+  return bits;
+}
 
 }  // namespace
 
 unsigned features() noexcept {
   const std::uint32_t m = current_mode();
   if (m & mode::kFollower) return leader().features();
-  unsigned bits = 0;
-  for (const Feature& f : kFeatures) bits |= (m & f.mode) ? f.bit : 0u;
-  return bits;
+  return bits_of(m);
 }
 
 unsigned set_features(unsigned wanted) noexcept {
@@ -55,10 +51,9 @@ unsigned set_features(unsigned wanted) noexcept {
   if ((before ^ now) & mode::kSkipping) handle_table().forget_all();
   // A replay switched off: its graphs (and cached answers) are forgotten now, so that none
   // outlives the switch.
-  const std::uint32_t switched_off = before & ~now;
-  for (const auto& f : kFamilyFeatures)
-    if (switched_off & f.mode) forget_family(f.family);
-  if (switched_off & mode::kCublas) forget_cublas_answers();
+  const unsigned switched_off = bits_of(before & ~now);
+  forget_families(switched_off);
+  if (switched_off & CUDNN_FASTPATH_FEATURE_CUBLAS) forget_cublas_answers();
   return features();
 }
 

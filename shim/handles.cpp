@@ -1,7 +1,6 @@
 #include "shim/handles.h"
 
-#include "shim/families/backend_replay.h"
-#include "shim/families/legacy.h"
+#include "shim/engine/replay_engine.h"
 #include "shim/libraries/callers.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/counters.h"
@@ -20,8 +19,7 @@ cudnnStatus_t create(const void* caller, cudnnHandle_t* handle) noexcept {
   // address may still have a slot, and whatever it says is void.
   if (status == CUDNN_STATUS_SUCCESS && handle != nullptr && !(m & mode::kDisabled)) {
     if (HandleTable::Slot* slot = handle_table().find(*handle)) slot->state.forget();
-    forget_graphs_of_handle(*handle);  // likewise any graph of a handle at this address
-    forget_legacy_graphs_of_handle(*handle);
+    forget_graphs_of_handle(HandleOwner::cudnn, *handle);  // likewise any graph of a handle at this address
   }
   return status;
 }
@@ -36,8 +34,7 @@ cudnnStatus_t destroy(const void* caller, cudnnHandle_t handle) noexcept {
     // The slot becomes free for the next handle (whatever address it has).
     if (HandleTable::Slot* slot = handle_table().find(handle)) handle_table().release(*slot, handle);
     // Its graphs go with it, before its address can be handed out again.
-    forget_graphs_of_handle(handle);
-    forget_legacy_graphs_of_handle(handle);
+    forget_graphs_of_handle(HandleOwner::cudnn, handle);
   }
   return real.cudnnDestroy(handle);
 }

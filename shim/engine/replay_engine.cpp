@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "replay/seen_filter.h"
 #include "shim/libraries/callers.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/config.h"
@@ -23,6 +24,40 @@ constexpr std::uint8_t kMaxRecaptures = 3;
 
 GraphCache g_graphs[kFamilies];
 
+// What each family's row says (CUDNN_FASTPATH_REPLAY_FAMILIES).
+struct FamilyFacts {
+  const char* noun;     // one of its calls, in messages
+  unsigned feature;     // the CUDNN_FASTPATH_FEATURE_* bit that switches it
+  HandleOwner handle;   // whose handle is the first word of its keys
+  Counter outcomes[static_cast<int>(Outcome::kCount)];  // its counter of each outcome
+};
+// The counters of a prefixed family are CUDNN_FASTPATH_REPLAY_COUNTERS, in Outcome's order; an own
+// family's are listed here (the backend execute's, which came before the families had a list).
+#define CUDNN_FASTPATH_OUTCOMES_prefixed(name)                                                          \
+  {Counter::name##_direct, Counter::name##_captured, Counter::name##_launches,                         \
+   Counter::name##_refused_capturing, Counter::name##_refused_context, Counter::name##_refused_failed, \
+   Counter::name##_refused_full, Counter::name##_unknown, Counter::name##_declined}
+#define CUDNN_FASTPATH_OUTCOMES_own(name) kOwnOutcomes_##name
+#define kOwnOutcomes_backend                                                                    \
+  {Counter::direct_executes, Counter::graphs_captured, Counter::graph_launches,               \
+   Counter::graph_refusals_capturing, Counter::graph_refusals_context, Counter::graph_refusals_failed, \
+   Counter::graph_refusals_full, Counter::graph_refusals_host_pointer, Counter::graphs_declined}
+constexpr FamilyFacts kFacts[kFamilies] = {
+#define CUDNN_FASTPATH_FAMILY_FACTS(C, name, group, feature, noun, handle, counters) \
+  {noun, CUDNN_FASTPATH_FEATURE_##feature, HandleOwner::handle, CUDNN_FASTPATH_OUTCOMES_##counters(name)},
+    CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_FACTS, )
+#undef CUDNN_FASTPATH_FAMILY_FACTS
+};
+#undef kOwnOutcomes_backend
+#undef CUDNN_FASTPATH_OUTCOMES_own
+#undef CUDNN_FASTPATH_OUTCOMES_prefixed
+
+const FamilyFacts& facts(Family family) { return kFacts[static_cast<int>(family)]; }
+
+// The handles that ever headed a key of each family: a destroyed handle that never did costs a
+// load, not a pass over the cache.
+replay::SeenFilter g_seen_handles[kFamilies];
+
 // In a forked child only the forking thread exists, and the parent's graphs and capture streams
 // belong to its CUDA context: the entries are dropped (not destroyed) and every thread's streams
 // forgotten (their generation moves on). Registered before the first capture.
@@ -39,7 +74,9 @@ void count_outcome(std::uint32_t m, Family family, Outcome outcome) noexcept {
   if (counting(m)) count(counter_of(family, outcome));
 }
 
-Admitted admitted(Family family) { return static_cast<Admitted>(static_cast<int>(Admitted::kBackend) + static_cast<int>(family)); }
+Admitted admitted(Family family) { return static_cast<Admitted>(kFirstAdmittedFamily + static_cast<int>(family)); }
+static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && static_cast<int>(Family::backend) == 0,
+              "a family's admission state is at its place after the pack cache's");
 
 // ---- the driver --------------------------------------------------------------------------------
 
@@ -83,12 +120,8 @@ bool capturing(const RealSymbols& cuda, CUstream stream) noexcept {
 }
 
 __attribute__((cold)) void say_failure(Family family, const char* what, int code) noexcept {
-  static constexpr const char* kNames[] = {"an execute", "a batch norm", "a convolution", "a tensor op",
-                                           "a cublasLt matmul", "a cublas GEMM"};
-  static_assert(sizeof kNames / sizeof kNames[0] == kFamilies, "one name per family");
   if (config().verbose)
-    log_line("graph replay: %s of %s failed (%d); that call runs directly from now on", what,
-             kNames[static_cast<int>(family)], code);
+    log_line("graph replay: %s of %s failed (%d); that call runs directly from now on", what, facts(family).noun, code);
 }
 
 // `again`: a launch of a graph captured before, not the first one right after its capture (only a
@@ -183,7 +216,7 @@ int launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, Replay
     const std::uint8_t recaptures = e.recaptures.load(std::memory_order_relaxed);
     if (recaptures >= kMaxRecaptures) {
       e.publish(Phase::kNever);
-      if (counting(m) && call.family == Family::kBackend) count(Counter::graph_refusals_churn);
+      if (counting(m) && call.family == Family::backend) count(Counter::graph_refusals_churn);
       return run_direct(call, m);
     }
     e.recaptures.store(recaptures + 1, std::memory_order_relaxed);
@@ -195,17 +228,7 @@ int launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, Replay
 }  // namespace
 
 Counter counter_of(Family family, Outcome outcome) noexcept {
-  // The backend's counters predate the families; the others are nine in Outcome's order.
-  static constexpr Counter kBackend[] = {
-      Counter::direct_executes,          Counter::graphs_captured,        Counter::graph_launches,
-      Counter::graph_refusals_capturing, Counter::graph_refusals_context, Counter::graph_refusals_failed,
-      Counter::graph_refusals_full,      Counter::graph_refusals_host_pointer, Counter::graphs_declined};
-  static_assert(sizeof kBackend / sizeof kBackend[0] == static_cast<int>(Outcome::kCount), "one each");
-  static constexpr Counter kFirst[] = {Counter::kCount, Counter::legacy_bn_direct, Counter::legacy_conv_direct,
-                                       Counter::legacy_tensor_direct, Counter::lt_matmul_direct, Counter::gemm_direct};
-  static_assert(sizeof kFirst / sizeof kFirst[0] == kFamilies, "one each");
-  if (family == Family::kBackend) return kBackend[static_cast<int>(outcome)];
-  return static_cast<Counter>(static_cast<int>(kFirst[static_cast<int>(family)]) + static_cast<int>(outcome));
+  return facts(family).outcomes[static_cast<int>(outcome)];
 }
 
 int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcept {
@@ -227,12 +250,14 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   if (!judged && !Admission::sampled(admission, key.hash()))
     return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   GraphCache& cache = g_graphs[static_cast<int>(call.family)];
+  // Noted before the insert, so that no entry can exist unseen.
+  g_seen_handles[static_cast<int>(call.family)].note(reinterpret_cast<const void*>(key.words[0]));
   bool inserted = false;
   Released evicted;
   const GraphCache::Lease lease = cache.acquire_or_insert(key, inserted, evicted);
   if (evicted.entry) {
     destroy_graph(evicted);
-    if (evicted.graph != nullptr && counting(m) && call.family == Family::kBackend) count(Counter::graph_evictions);
+    if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
     if (!evicted.used && judged) Admission::waste(admission);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
@@ -273,9 +298,18 @@ void note_forgotten(Family family, const Released& r) noexcept {
   if (ReplayThread* t = t_replay) Admission::waste(t->admission[static_cast<int>(admitted(family))]);
 }
 
-void forget_family(Family family) noexcept {
-  graphs_of(family).forget_if([](const GraphCache::StoredKey&) { return true; },
-                              [](const Released& r) { destroy_graph(r); });
+void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept {
+  const auto h = reinterpret_cast<std::uintptr_t>(handle);
+  for (int f = 0; f < kFamilies; ++f) {
+    if (kFacts[f].handle != owner || !g_seen_handles[f].maybe(handle)) continue;
+    forget_graphs_where(static_cast<Family>(f), [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
+  }
+}
+
+void forget_families(unsigned features) noexcept {
+  for (int f = 0; f < kFamilies; ++f)
+    if (features & kFacts[f].feature)
+      g_graphs[f].forget_if([](const GraphCache::StoredKey&) { return true; }, [](const Released& r) { destroy_graph(r); });
 }
 
 const Binding* driver_for(const void* caller) noexcept {

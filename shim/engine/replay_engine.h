@@ -34,10 +34,19 @@
 
 namespace cudnn_fastpath::shim {
 
-// The families of replayed calls, each with a graph cache of its own (one family's churn never
-// evicts another's graphs) and its counters.
-enum class Family : int { kBackend, kLegacyBn, kLegacyConv, kLegacyTensor, kLtMatmul, kGemm, kCount };
+// The families of replayed calls (CUDNN_FASTPATH_REPLAY_FAMILIES, shim_control.h), each with a
+// graph cache of its own (one family's churn never evicts another's graphs), its admission state
+// per thread, its counters and its feature.
+enum class Family : int {
+#define CUDNN_FASTPATH_FAMILY_ENUMERATOR(C, name, ...) name,
+  CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_ENUMERATOR, )
+#undef CUDNN_FASTPATH_FAMILY_ENUMERATOR
+  kCount
+};
 inline constexpr int kFamilies = static_cast<int>(Family::kCount);
+
+// Whose handle heads a family's keys (its row's `handle`): that handle's destroy forgets its graphs.
+enum class HandleOwner : int { cudnn, cublas };
 
 using Key = replay::ReplayKey<128>;
 using GraphCache = replay::GraphCache<Key, 64, 8>;  // 512 keys a family; a lookup compares at most 8 tags
@@ -79,8 +88,6 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal = Counte
 enum class Outcome : int { kDirect, kCaptured, kLaunch, kCapturing, kContext, kFailed, kFull, kUnknown, kDeclined, kCount };
 Counter counter_of(Family family, Outcome outcome) noexcept;
 
-// The graph cache of `family` (for its forget rules).
-GraphCache& graphs_of(Family family) noexcept;
 
 // Destroys a graph the cache let go of.
 void destroy_graph(const replay::Released& released) noexcept;
@@ -92,6 +99,7 @@ void note_forgotten(Family family, const replay::Released& released) noexcept;
 // Forgets the graphs of `family` whose key `matches` (a predicate on GraphCache::StoredKey): each
 // destroyed now, or by the run that still holds it. A graph forgotten unused is a waste (the cache
 // forgets it because what it replays went away: its pack evicted, its plan or handle destroyed).
+GraphCache& graphs_of(Family family) noexcept;
 template <typename Match>
 void forget_graphs_where(Family family, Match&& matches) noexcept {
   graphs_of(family).forget_if(matches, [family](const replay::Released& r) {
@@ -100,8 +108,13 @@ void forget_graphs_where(Family family, Match&& matches) noexcept {
   });
 }
 
-// Every graph of `family`: its feature was switched off (no waste: the program asked).
-void forget_family(Family family) noexcept;
+// Every graph of every family whose key starts with `handle`, of `owner`'s (destroyed, or a new
+// one made at its address): destroyed now, or by the run that still holds it.
+void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept;
+
+// Every graph of the families of the features in `features` (CUDNN_FASTPATH_FEATURE_* bits): they
+// were switched off (no waste: the program asked).
+void forget_families(unsigned features) noexcept;
 
 // The driver the calls of `caller` reach, when it is loaded and has everything graph replay
 // uses; nullptr otherwise (every call is then direct).

@@ -14,15 +14,24 @@
 #include <atomic>
 #include <cstdint>
 
+#include "cudnn_fastpath/shim_control.h"
 #include "replay/admission.h"
 
 namespace cudnn_fastpath::shim {
 
 // The caches that judge their own use (replay/admission.h), one admission state each per thread:
-// the pack cache, the graph cache of each replayed family (Family, replay_engine.h, in its order),
-// and the cache of cuBLASLt's heuristic answers.
-enum class Admitted : int { kPacks, kBackend, kLegacyBn, kLegacyConv, kLegacyTensor, kLtMatmul, kGemm, kHeuristic, kCount };
+// the pack cache, the graph cache of each replayed family (in the order of Family, replay_engine.h:
+// both from CUDNN_FASTPATH_REPLAY_FAMILIES), and the cache of cuBLASLt's heuristic answers.
+enum class Admitted : int {
+  kPacks,
+#define CUDNN_FASTPATH_ADMITTED_FAMILY(C, name, ...) name,
+  CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_ADMITTED_FAMILY, )
+#undef CUDNN_FASTPATH_ADMITTED_FAMILY
+  kHeuristic,
+  kCount
+};
 inline constexpr int kAdmitted = static_cast<int>(Admitted::kCount);
+inline constexpr int kFirstAdmittedFamily = 1;  // the families follow the pack cache
 
 // A tensor descriptor being built, as far as its attributes were seen (backend_replay.cpp).
 struct TensorNote {

@@ -28,7 +28,7 @@ using ByValue = GraphCache::ByValue;
 
 // The handles, plans and packs that ever got an entry: a destroyed descriptor that never did (most
 // of them) costs a load, not a pass over the cache.
-replay::SeenFilter g_seen_handles, g_seen_plans, g_seen_packs;
+replay::SeenFilter g_seen_plans, g_seen_packs;
 
 // ---- by-value tensors --------------------------------------------------------------------------
 
@@ -174,13 +174,13 @@ bool same_by_value(void* context, const HostBytes& e) {
 }
 
 // A key word of each descriptor the triple names, for the forget rules.
-enum KeyWord : std::uint32_t { kHandleWord, kPlanWord, kPackWord };
+enum KeyWord : std::uint32_t { kHandleWord, kPlanWord, kPackWord };  // the handle is the engine's
 
 template <typename Value>
 void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* value) noexcept {
   if (!seen.maybe(value)) return;
   const auto v = reinterpret_cast<std::uintptr_t>(value);
-  forget_graphs_where(Family::kBackend,
+  forget_graphs_where(Family::backend,
                       [word, v](const GraphCache::StoredKey& k) { return k.length() > word && k[word] == v; });
 }
 
@@ -192,7 +192,7 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
   cudaStream_t stream = nullptr;
   const bool known = handle_stream(cudnn.real, handle, m, stream);
   Execute x{cudnn.real, handle, plan, pack, contents, stream};
-  const ReplayCall call{Family::kBackend, caller, reinterpret_cast<CUstream>(stream),
+  const ReplayCall call{Family::backend, caller, reinterpret_cast<CUstream>(stream),
                         CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER, &x, run, enter, leave, learn_by_value,
                         same_by_value};
   if (!known || cudnn.real.cudnnSetStream == nullptr) return static_cast<cudnnStatus_t>(run_direct(call, m));
@@ -201,7 +201,6 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
   key.add_pointer(plan);
   key.add_pointer(pack);
   // Noted before the insert, so that no entry can exist unseen.
-  g_seen_handles.note(handle);
   g_seen_plans.note(plan);
   g_seen_packs.note(pack);
   return static_cast<cudnnStatus_t>(replay(key, call, m));
@@ -253,7 +252,6 @@ void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttr
   }
 }
 
-void forget_graphs_of_handle(cudnnHandle_t handle) noexcept { forget_word(g_seen_handles, kHandleWord, handle); }
 void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept { forget_word(g_seen_plans, kPlanWord, plan); }
 void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept { forget_word(g_seen_packs, kPackWord, pack); }
 

@@ -34,10 +34,9 @@ inline bool is_noted_tensor_attribute(cudnnBackendAttributeName_t name) noexcept
          name == CUDNN_ATTR_TENSOR_DIMENSIONS || name == CUDNN_ATTR_TENSOR_IS_BY_VALUE;
 }
 
-// The graphs of a handle (destroyed, or a new one at its address: every family's), of a plan
-// descriptor (destroyed: a new plan at the same address must never meet an old graph) or of a real
-// pack (evicted from the pack cache) are forgotten: destroyed once no execute is using them.
-void forget_graphs_of_handle(cudnnHandle_t handle) noexcept;
+// The graphs of a plan descriptor (destroyed: a new plan at the same address must never meet an old
+// graph) or of a real pack (evicted from the pack cache) are forgotten: destroyed once no execute
+// is using them. A handle's go with it (forget_graphs_of_handle, replay_engine.h).
 void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
 void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
 

@@ -73,7 +73,4 @@ extern BlasRegistry g_blas_objects __attribute__((visibility("hidden")));
 void forget_blas_handle(const void* handle) noexcept;
 // The feature was switched off: every cached answer is forgotten.
 void forget_cublas_answers() noexcept;
-// `handle` got a key (forget_blas_handle() then looks for its graphs).
-void note_blas_handle(const void* handle) noexcept;
-
 }  // namespace cudnn_fastpath::shim

@@ -176,14 +176,14 @@ cublasStatus_t gemm(int op, std::index_sequence<I...>, const void* caller, Args.
     state = replay::load_record<BlasHandleRecord>(words);
   });
   Gemm<kReal, Args...> x{cublas.real, {args...}, handle, state};
-  const ReplayCall call{Family::kGemm, caller, reinterpret_cast<CUstream>(state.stream), CUBLAS_STATUS_EXECUTION_FAILED,
+  const ReplayCall call{Family::gemm, caller, reinterpret_cast<CUstream>(state.stream), CUBLAS_STATUS_EXECUTION_FAILED,
                         &x,            x.run,  x.enter,                                  x.leave,
                         nullptr,       nullptr};
   // The state the key needs, and a workspace of the program's own (without one, cuBLAS would
   // allocate inside the graph).
   if (!known || !(state.set & BlasHandleRecord::kWorkspace) || cublas.real.cublasSetStream_v2 == nullptr ||
       cublas.real.cublasSetWorkspace_v2 == nullptr)
-    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::kGemm, Outcome::kUnknown)));
+    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::gemm, Outcome::kUnknown)));
   Key key;
   key.add_pointer(handle);
   key.add(static_cast<std::uint64_t>(op));
@@ -192,8 +192,7 @@ cublasStatus_t gemm(int op, std::index_sequence<I...>, const void* caller, Args.
   KeyWriter writer{key, state.pointer_mode == CUBLAS_POINTER_MODE_DEVICE, {}, {}};
   (writer.add(kRoles[I], args), ...);
   writer.finish();
-  if (!key.complete) return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::kGemm, Outcome::kUnknown)));
-  note_blas_handle(handle);
+  if (!key.complete) return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::gemm, Outcome::kUnknown)));
   return static_cast<cublasStatus_t>(replay(key, call, m));
 }
 

@@ -34,7 +34,7 @@ constexpr std::size_t kResultWords = sizeof(cublasLtMatmulHeuristicResult_t) / 8
 static_assert(sizeof(cublasLtMatmulHeuristicResult_t) % 8 == 0, "a result is whole words");
 using Answers = replay::AnswerCache<Key, 1 + kMaxAnswers * kResultWords, 64, 4>;  // 256 answers
 Answers g_answers;
-replay::SeenFilter g_seen_handles;  // the handles that ever had a matmul key or an answer
+replay::SeenFilter g_seen_handles;  // the handles that ever had an answer
 
 enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
 
@@ -145,7 +145,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   note_cudnn_call();
   Matmul x{real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
            workspace_size, stream};
-  const ReplayCall call{Family::kLtMatmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
+  const ReplayCall call{Family::lt_matmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
                         &x, Matmul::run, nullptr, nullptr, nullptr, nullptr};
   if (!config().graphs) return static_cast<cublasStatus_t>(run_direct(call, m));
   Key key;
@@ -160,8 +160,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add_pointer(workspace);
   key.add(workspace_size);
   if (!key.complete || key.words[2] == 0)
-    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::kLtMatmul, Outcome::kUnknown)));
-  g_seen_handles.note(handle);
+    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::lt_matmul, Outcome::kUnknown)));
   return static_cast<cublasStatus_t>(replay(key, call, m));
 }
 
@@ -223,17 +222,15 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
 }
 
 void forget_blas_handle(const void* handle) noexcept {
-  if (!g_seen_handles.maybe(handle) || handle == nullptr) return;
+  if (handle == nullptr) return;
+  forget_graphs_of_handle(HandleOwner::cublas, handle);
+  if (!g_seen_handles.maybe(handle)) return;
   const auto h = reinterpret_cast<std::uintptr_t>(handle);
-  for (Family family : {Family::kLtMatmul, Family::kGemm})
-    forget_graphs_where(family, [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
   g_answers.forget_if([h](const std::uint64_t* words, std::uint32_t length) { return length > 0 && words[0] == h; });
 }
 
 void forget_cublas_answers() noexcept {
   g_answers.forget_if([](const std::uint64_t*, std::uint32_t) { return true; });
 }
-
-void note_blas_handle(const void* handle) noexcept { g_seen_handles.note(handle); }
 
 }  // namespace cudnn_fastpath::shim

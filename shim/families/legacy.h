@@ -14,7 +14,4 @@ CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_LEGACY)
 CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_LEGACY)
 #undef CUDNN_FASTPATH_DECLARE_LEGACY
 
-// The legacy graphs of a handle (destroyed, or a new one at its address) are forgotten.
-void forget_legacy_graphs_of_handle(cudnnHandle_t handle) noexcept;
-
 }  // namespace cudnn_fastpath::shim

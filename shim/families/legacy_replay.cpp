@@ -167,8 +167,6 @@ struct OpCall {
   }
 };
 
-replay::SeenFilter g_seen_handles;  // the handles that ever had a legacy key
-
 template <auto kReal, const Role* kRoles, std::size_t kOffset, auto kLeader, typename... Args, std::size_t... I>
 cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const void* caller, Args... args) noexcept {
   static_assert((fits<Args>(kRoles[I]) && ...), "a role of the table does not fit its argument's type");
@@ -207,7 +205,6 @@ cudnnStatus_t legacy_op(Family family, int op, std::index_sequence<I...>, const 
   (writer.add(kRoles[I], args), ...);
   writer.finish();
   if (!key.complete) return static_cast<cudnnStatus_t>(run_direct(call, m, counter_of(family, Outcome::kUnknown)));
-  g_seen_handles.note(handle);
   return static_cast<cudnnStatus_t>(replay(key, call, m));
 }
 
@@ -224,8 +221,6 @@ enum OpNumber : int {
 #undef CUDNN_FASTPATH_OP_NUMBER
 };
 
-constexpr Family kLegacyFamilies[] = {Family::kLegacyBn, Family::kLegacyConv, Family::kLegacyTensor};
-
 }  // namespace
 
 #define CUDNN_FASTPATH_DEFINE_OP(exported, library, result, function, parameters, arguments, family, op_roles)     \
@@ -237,12 +232,5 @@ constexpr Family kLegacyFamilies[] = {Family::kLegacyBn, Family::kLegacyConv, Fa
   }
 CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_OP)
 #undef CUDNN_FASTPATH_DEFINE_OP
-
-void forget_legacy_graphs_of_handle(cudnnHandle_t handle) noexcept {
-  if (!g_seen_handles.maybe(handle)) return;
-  const auto h = reinterpret_cast<std::uintptr_t>(handle);
-  for (Family family : kLegacyFamilies)
-    forget_graphs_where(family, [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
-}
 
 }  // namespace cudnn_fastpath::shim

@@ -71,16 +71,42 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library") \
   X(packs_declined, "variant packs", "declined", "real packs made while the pack cache backs off (its entries were not used again)") \
   X(graphs_declined, "graph replay", "declined", "direct: the graph cache backs off (its entries were not used again)") \
-  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_bn, "batch norm replay")                                  \
-  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_conv, "convolution replay")                               \
-  CUDNN_FASTPATH_REPLAY_COUNTERS(X, legacy_tensor, "tensor op replay")                               \
-  CUDNN_FASTPATH_REPLAY_COUNTERS(X, lt_matmul, "cublasLt matmul replay")                             \
-  CUDNN_FASTPATH_REPLAY_COUNTERS(X, gemm, "cublas gemm replay")                                      \
+  CUDNN_FASTPATH_REPLAY_FAMILIES_V1(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                                \
   X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
   X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
-  X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)")
+  X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)") \
+  CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(CUDNN_FASTPATH_FAMILY_COUNTERS, X)
 
-/* The counters of one family of replayed library calls (docs/usage.md, what it reaches): group is its line. */
+/* The families of library calls the shim replays as CUDA graphs, one row each, from which the shim
+ * makes everything it keeps per family (docs/design.md, "Adding a replayed family"):
+ * F(C, name, group, feature, noun, handle, counters), C passed through to F untouched:
+ *   name      the family; a prefixed family's counters are name_direct, name_captured, ...
+ *   group     the line its counters make on stderr
+ *   feature   the feature that switches it: CUDNN_FASTPATH_FEATURE_<feature>
+ *   noun      one of its calls, in messages ("a batch norm")
+ *   handle    whose destroy forgets its graphs: cudnn (cudnnDestroy) or cublas (cublasDestroy_v2,
+ *             cublasLtDestroy); the handle is the first word of each of its keys
+ *   counters  prefixed (CUDNN_FASTPATH_REPLAY_COUNTERS below) or own (counters listed by name in
+ *             CUDNN_FASTPATH_COUNTERS: the backend execute's, which came before this list)
+ * New families are appended to the second list (their counters after every other counter). */
+#define CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C)                                                        \
+  F(C, backend, "graph replay", GRAPHS, "an execute", cudnn, own)                                      \
+  F(C, legacy_bn, "batch norm replay", LEGACY, "a batch norm", cudnn, prefixed)                       \
+  F(C, legacy_conv, "convolution replay", LEGACY, "a convolution", cudnn, prefixed)                   \
+  F(C, legacy_tensor, "tensor op replay", LEGACY, "a tensor op", cudnn, prefixed)                     \
+  F(C, lt_matmul, "cublasLt matmul replay", CUBLAS, "a cublasLt matmul", cublas, prefixed)           \
+  F(C, gemm, "cublas gemm replay", CUBLAS, "a cublas GEMM", cublas, prefixed)
+#define CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
+#define CUDNN_FASTPATH_REPLAY_FAMILIES(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
+
+/* A family's rows of CUDNN_FASTPATH_COUNTERS (X is the counters' callback). */
+#define CUDNN_FASTPATH_FAMILY_COUNTERS(X, name, group, feature, noun, handle, counters) \
+  CUDNN_FASTPATH_FAMILY_COUNTERS_##counters(X, name, group)
+#define CUDNN_FASTPATH_FAMILY_COUNTERS_prefixed(X, name, group) CUDNN_FASTPATH_REPLAY_COUNTERS(X, name, group)
+#define CUDNN_FASTPATH_FAMILY_COUNTERS_own(X, name, group)
+
+/* The counters of one family of replayed library calls, in the order of the outcomes the replay
+ * engine counts (docs/statistics.md): group is its line. */
 #define CUDNN_FASTPATH_REPLAY_COUNTERS(X, family, group)                                                  \
   X(family##_direct, group, "direct", "calls that reached the library directly")                         \
   X(family##_captured, group, "captured", "calls captured as CUDA graphs")                               \
