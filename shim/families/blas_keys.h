@@ -12,7 +12,6 @@
 
 #include "shim/engine/replay_engine.h"
 #include "shim/families/blas.h"
-#include "shim/libraries/callers.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -78,17 +77,6 @@ inline std::uint64_t attribute_of(const std::uint64_t* record, int id, std::uint
   const std::uint64_t mask = record[0] & ((std::uint64_t{1} << 56) - 1);
   if (!((mask >> id) & 1)) return otherwise;
   return record[1 + bits_in(mask & ((std::uint64_t{1} << id) - 1))];
-}
-
-// Whether a call from `caller` may be replayed or answered from a cache: not a library's own (cuDNN
-// or cuBLAS calling cuBLASLt), not made inside a library call of the shim's, and not from a dlsym
-// caller that holds a cuBLAS or cuBLASLt function of the library's own (an object it sets through
-// that one would be replayed with stale contents).
-inline bool replayable_caller(const void* caller) noexcept {
-  if (inside_library_call()) return false;
-  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
-  return c == nullptr || (!c->in_library.load(std::memory_order_relaxed) &&
-                          !(c->dlsym_declined.load(std::memory_order_relaxed) & kDeclinedBlas));
 }
 
 // The CUDA context current on the calling thread (a cuBLASLt handle is tied to none), or null.

@@ -22,6 +22,7 @@
 #include "shim/engine/replay_engine.h"
 #include "shim/families/blas.h"
 #include "shim/families/blas_keys.h"
+#include "shim/families/gate.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/config.h"
 #include "shim/process/counters.h"
@@ -107,26 +108,8 @@ void add_scales(Key& key, const std::uint64_t* desc, const void* alpha, const vo
   }
 }
 
-// The gate every call passes first: a follower's call goes to the leader (when it has the entry),
-// a call the feature or its caller keeps from the cache runs as it came.
-template <std::size_t kOffset, auto kLeader, typename Real, typename... Args>
-bool straight_through(cublasStatus_t& status, std::uint32_t m, const void* caller, Real real, Args... args) {
-  if (__builtin_expect(m & mode::kFollower, 0)) {
-    const DispatchV1& lead = leader();
-    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : CUBLAS_STATUS_NOT_INITIALIZED;
-    return true;
-  }
-  if (real == nullptr) {
-    status = CUBLAS_STATUS_NOT_INITIALIZED;
-    return true;
-  }
-  if (!(m & mode::kCublas) || !replayable_caller(caller)) {
-    const LibraryCall inside;
-    status = real(args...);
-    return true;
-  }
-  return false;
-}
+// cuBLASLt's gate (gate.h): the cuBLAS feature.
+constexpr Gate<cublasStatus_t> kGate{mode::kCublas, kDeclinedBlas, CUBLAS_STATUS_NOT_INITIALIZED};
 
 }  // namespace
 
@@ -138,11 +121,10 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   const std::uint32_t m = current_mode();
   const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmul;
   cublasStatus_t status;
-  if (straight_through<offsetof(DispatchV1, lt_matmul), &DispatchV1::lt_matmul>(
-          status, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
+  if (answered_at_gate<offsetof(DispatchV1, lt_matmul), &DispatchV1::lt_matmul>(
+          status, kGate, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
-  note_cudnn_call();
   Matmul x{real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
            workspace_size, stream};
   const ReplayCall call{Family::lt_matmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
@@ -172,10 +154,9 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   const std::uint32_t m = current_mode();
   const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmulAlgoGetHeuristic;
   cublasStatus_t status;
-  if (straight_through<offsetof(DispatchV1, lt_matmul_algo_get_heuristic), &DispatchV1::lt_matmul_algo_get_heuristic>(
-          status, m, caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
+  if (answered_at_gate<offsetof(DispatchV1, lt_matmul_algo_get_heuristic), &DispatchV1::lt_matmul_algo_get_heuristic>(
+          status, kGate, m, caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
     return status;
-  note_cudnn_call();
   auto direct = [&] {
     if (counting(m)) count(Counter::heuristic_direct);
     const LibraryCall inside;

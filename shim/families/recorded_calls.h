@@ -24,8 +24,7 @@
 #include <utility>
 
 #include "replay/descriptor_registry.h"
-#include "shim/engine/replay_thread.h"
-#include "shim/libraries/callers.h"
+#include "shim/families/gate.h"
 #include "shim/libraries/dispatch.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/counters.h"
@@ -35,14 +34,6 @@ namespace cudnn_fastpath::shim {
 // The type of the real function a member of RealSymbols holds.
 template <auto kReal>
 using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kReal)>;
-
-// Whether this call is the program's own: not a library's calling itself, and not made inside one
-// of the shim's captures.
-inline bool programs_own(const void* caller) noexcept {
-  if (inside_library_call()) return false;
-  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
-  return c == nullptr || !c->in_library.load(std::memory_order_relaxed);
-}
 
 // The actions, over `registry` (a Registry) of the objects of `library`, whose calls return Status
 // (`missing` for a library without the function). The entry tables name an action, a kind and a
@@ -60,7 +51,7 @@ struct RecordedCalls {
   // or the kind is a handle's (a bit of kAlwaysRecorded).
   template <std::uint32_t kKind>
   static bool recording_creation(std::uint32_t m, const void* caller) noexcept {
-    return ((m & kFeature) || ((kAlwaysRecorded >> kKind) & 1)) && programs_own(caller);
+    return ((m & kFeature) || ((kAlwaysRecorded >> kKind) & 1)) && programs_call(caller, 0);
   }
 
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
@@ -134,7 +125,7 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     status = real(object, rest...);
-    if (!programs_own(caller)) {
+    if (!programs_call(caller, 0)) {
       registry.forget(object);
     } else if (status != 0) {
       registry.unknown(object);
