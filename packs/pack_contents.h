@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "replay/avalanche.h"
+
 namespace cudnn_fastpath::packs {
 
 struct PackContents {
@@ -73,21 +75,13 @@ struct PackContents {
       sum += rotate(static_cast<std::uint64_t>(tensors[i].uid), i) * 0x165667b19e3779f9ull;
     for (std::int32_t i = 0; i < pointer_count; ++i)
       sum += rotate(reinterpret_cast<std::uintptr_t>(tensors[i].pointer), i + 32) * 0x27d4eb2f165667c5ull;
-    return finish(sum);
+    return replay::avalanche(sum);
   }
 
  private:
   static std::uint64_t rotate(std::uint64_t value, int by) noexcept {
     by &= 63;
     return by ? (value << by) | (value >> (64 - by)) : value;
-  }
-  // The finalizer of MurmurHash3's 64-bit variant: every input bit reaches every output bit.
-  static std::uint64_t finish(std::uint64_t h) noexcept {
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
   }
 };
 

@@ -15,12 +15,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "replay/cache_sets.h"
+
 namespace cudnn_fastpath::replay {
 
 template <typename Key, std::size_t ValueWords, std::size_t Sets, std::size_t Ways>
 class AnswerCache {
-  static_assert(Sets >= 1 && (Sets & (Sets - 1)) == 0, "Sets must be a power of two");
-
  public:
   struct Answer {
     std::uint32_t length = 0;
@@ -124,15 +124,10 @@ class AnswerCache {
     std::atomic<std::uint64_t> value[ValueWords]{};
   };
 
-  static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
-  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
-
-  static bool matches(const Entry& e, const Key& k) noexcept {
-    if (e.key_length.load(std::memory_order_relaxed) != k.length) return false;
-    for (std::uint32_t i = 0; i < k.length; ++i)
-      if (e.key[i].load(std::memory_order_relaxed) != k.words[i]) return false;
-    return true;
-  }
+  using Index = CacheSets<Sets>;
+  static std::size_t set_of(std::uint64_t hash) noexcept { return Index::set_of(hash); }
+  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return Index::tag_of(hash); }
+  static bool matches(const Entry& e, const Key& k) noexcept { return Index::same_key(e.key_length, e.key, k); }
 
   // acq_rel: acquire orders this writer after the last one's release; release is the claim's.
   static bool claim(Entry& e, std::uint32_t& sequence) noexcept {

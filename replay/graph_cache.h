@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "replay/cache_sets.h"
+
 namespace cudnn_fastpath::replay {
 
 enum class Phase : std::uint8_t {
@@ -52,7 +54,6 @@ struct Released {
 
 template <typename Key, std::size_t Sets, std::size_t Ways>
 class GraphCache {
-  static_assert(Sets >= 1 && (Sets & (Sets - 1)) == 0, "Sets must be a power of two");
   static_assert(Ways >= 1 && Ways <= 64, "Ways must be 1 to 64");
 
  public:
@@ -227,15 +228,10 @@ class GraphCache {
 
   static std::uint32_t references_of(std::uint64_t word) noexcept { return static_cast<std::uint32_t>(word) & kBusy; }
   static std::uint32_t generation_of(std::uint64_t word) noexcept { return static_cast<std::uint32_t>(word >> 32); }
-  static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
-  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
-
-  static bool matches(const Entry& e, const Key& k) noexcept {
-    if (e.key_length.load(std::memory_order_relaxed) != k.length) return false;
-    for (std::uint32_t i = 0; i < k.length; ++i)
-      if (e.key[i].load(std::memory_order_relaxed) != k.words[i]) return false;
-    return true;
-  }
+  using Index = CacheSets<Sets>;
+  static std::size_t set_of(std::uint64_t hash) noexcept { return Index::set_of(hash); }
+  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return Index::tag_of(hash); }
+  static bool matches(const Entry& e, const Key& k) noexcept { return Index::same_key(e.key_length, e.key, k); }
 
   Lease try_lease(std::size_t i, const Key& key) noexcept {
     Entry& e = entries_[i];

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "replay/avalanche.h"
+
 namespace cudnn_fastpath::replay {
 
 template <std::size_t MaxWords>
@@ -75,11 +77,7 @@ struct ReplayKey {
       const Wide product = static_cast<Wide>(words[i] + k0) * k1;
       sum += static_cast<std::uint64_t>(product) ^ static_cast<std::uint64_t>(product >> 64);
     }
-    sum ^= sum >> 33;
-    sum *= 0xff51afd7ed558ccdull;
-    sum ^= sum >> 33;
-    sum *= 0xc4ceb9fe1a85ec53ull;
-    return sum ^ (sum >> 33);
+    return avalanche(sum);
   }
 };
 

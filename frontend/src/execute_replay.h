@@ -1,12 +1,13 @@
 // A Graph's steady execute as one CUDA graph launch.
 //
 // A Graph executes one plan with one variant pack at a time. Once the same handle and pack have
-// run directly twice, the next execute is captured (on a stream of the Graph's own, with the
-// handle's stream set to it and restored, in thread-local capture mode: a captured execute runs
-// nothing) and launched; every later execute with them launches the graph on the handle's stream.
+// run directly (replay::kDirectRunsBeforeCapture times), the next execute is captured (by the
+// shim's capture engine, replay/graph_capture.h, on a stream of the Graph's own, with the handle's
+// stream set to it and restored) and launched; every later execute with them launches the graph
+// on the handle's stream.
 // A new pack or another handle drops the graph and starts again (the pack is told apart by its
 // address: the Graph keeps its current pack alive, so no new pack can take that address). Rules, as in the shim
-// (shim/graph_replay.cpp): the handle's stream capturing the program's own graph, or a stream of
+// (shim/engine/replay_engine.cpp): the handle's stream capturing the program's own graph, or a stream of
 // another context than the graph's: direct. A pointer the driver does not call device memory (a
 // by-value scalar of an adopted plan, say), a failed capture or instantiation: direct for good (for
 // this pack). A failed launch is returned as an error.

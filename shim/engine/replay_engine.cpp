@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "replay/graph_capture.h"
 #include "replay/seen_filter.h"
 #include "shim/libraries/callers.h"
 #include "shim/libraries/mode.h"
@@ -16,10 +17,10 @@ namespace cudnn_fastpath::shim {
 namespace {
 
 using replay::Admission;
+using replay::GraphDriver;
 using replay::Phase;
 using replay::Released;
 
-constexpr std::uint32_t kDirectRuns = 2;
 constexpr std::uint8_t kMaxRecaptures = 3;
 
 GraphCache g_graphs[kFamilies];
@@ -85,12 +86,12 @@ static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && sta
 // loaded the driver stays (it is never unloaded), and a stale false only costs another probe.
 std::atomic<bool> g_driver_loaded{false};
 
-const RealSymbols& driver_of(std::uintptr_t library) noexcept {
+const GraphDriver& driver_of(std::uintptr_t library) noexcept {
   return reinterpret_cast<const Binding*>(library)->real;
 }
 
 // The thread's capture stream in `context`, made in it if need be; null if none can be made.
-CUstream capture_stream(ReplayThread& t, const RealSymbols& cuda, CUcontext context) noexcept {
+CUstream capture_stream(ReplayThread& t, const GraphDriver& driver, CUcontext context) noexcept {
   const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
   if (t.stream_generation != generation) {
     for (int i = 0; i < ReplayThread::kContexts; ++i) t.contexts[i] = nullptr, t.streams[i] = nullptr;
@@ -98,13 +99,8 @@ CUstream capture_stream(ReplayThread& t, const RealSymbols& cuda, CUcontext cont
   }
   for (int i = 0; i < ReplayThread::kContexts; ++i)
     if (t.streams[i] != nullptr && t.contexts[i] == context) return t.streams[i];
-  CUcontext current = nullptr;
-  if (cuda.cuCtxGetCurrent(&current) != CUDA_SUCCESS) return nullptr;
-  if (current != context && cuda.cuCtxSetCurrent(context) != CUDA_SUCCESS) return nullptr;
-  CUstream made = nullptr;
-  const CUresult created = cuda.cuStreamCreate(&made, CU_STREAM_NON_BLOCKING);
-  if (current != context) cuda.cuCtxSetCurrent(current);
-  if (created != CUDA_SUCCESS) return nullptr;
+  const CUstream made = replay::make_capture_stream(driver, context);
+  if (made == nullptr) return nullptr;
   // A third context: the oldest stream is left to the driver (never destroyed here: the shim
   // interposes stream destroys, and a few streams per thread are nothing).
   const int i = static_cast<int>(t.next_stream++ % ReplayThread::kContexts);
@@ -113,11 +109,18 @@ CUstream capture_stream(ReplayThread& t, const RealSymbols& cuda, CUcontext cont
   return made;
 }
 
-bool capturing(const RealSymbols& cuda, CUstream stream) noexcept {
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  // An error (the legacy stream while another thread captures globally, say): as if capturing.
-  return cuda.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
+// A call's run under the shim's capture: whatever the library calls from there is its own business.
+struct CapturedRun {
+  const ReplayCall& call;
+  ReplayThread& t;
+  static int run(void* context, CUstream on) {
+    auto& r = *static_cast<CapturedRun*>(context);
+    r.t.capturing = true;
+    const int status = r.call.run(r.call.context, on);
+    r.t.capturing = false;
+    return status;
+  }
+};
 
 __attribute__((cold)) void say_failure(Family family, const char* what, int code) noexcept {
   if (config().verbose)
@@ -126,10 +129,10 @@ __attribute__((cold)) void say_failure(Family family, const char* what, int code
 
 // `again`: a launch of a graph captured before, not the first one right after its capture (only a
 // launch again pays back a capture: the admission rule's hit).
-int launch_graph(const RealSymbols& cuda, GraphCache::Entry& e, const ReplayCall& call, std::uint32_t m,
+int launch_graph(const GraphDriver& driver, GraphCache::Entry& e, const ReplayCall& call, std::uint32_t m,
                  ReplayThread& t, bool again) noexcept {
-  auto* exec = static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed));
-  if (cuda.cuGraphLaunch(exec, call.stream) != CUDA_SUCCESS) return call.launch_failed;
+  if (!replay::launch_graph(driver, static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)), call.stream))
+    return call.launch_failed;
   if (again) {
     e.note_launch();
     Admission::hit(t.admission[static_cast<int>(admitted(call.family))]);
@@ -145,67 +148,48 @@ int launch_graph(const RealSymbols& cuda, GraphCache::Entry& e, const ReplayCall
 __attribute__((cold, noinline)) int capture_and_launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e,
                                                        ReplayThread& t) noexcept {
   g_fork_reset.register_once();  // before the first graph exists
-  const Binding* driver = driver_for(call.caller);
+  const Binding* binding = driver_for(call.caller);
   auto never = [&](Outcome why) {
     e.publish(Phase::kNever);
     count_outcome(m, call.family, why);
     return run_direct(call, m);
   };
-  if (driver == nullptr) return never(Outcome::kFailed);
-  const RealSymbols& cuda = driver->real;
-  if (capturing(cuda, call.stream)) {
+  if (binding == nullptr) return never(Outcome::kFailed);
+  const GraphDriver& driver = binding->real;
+  if (replay::capturing(driver, call.stream)) {
     e.publish(Phase::kCounting);
     count_outcome(m, call.family, Outcome::kCapturing);
     return run_direct(call, m);
   }
-  CUcontext context = nullptr;
-  if (cuda.cuStreamGetCtx(call.stream, &context) != CUDA_SUCCESS || context == nullptr) return never(Outcome::kContext);
-  CUgreenCtx green = nullptr;
-  if (cuda.cuStreamGetGreenCtx && cuda.cuStreamGetGreenCtx(call.stream, &green) == CUDA_SUCCESS && green != nullptr)
-    return never(Outcome::kContext);
-  if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, cuda, e)) return never(Outcome::kUnknown);
-  const CUstream private_stream = capture_stream(t, cuda, context);
+  const CUcontext context = replay::capture_context(driver, call.stream);
+  if (context == nullptr) return never(Outcome::kContext);
+  if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, binding->real, e))
+    return never(Outcome::kUnknown);
+  const CUstream private_stream = capture_stream(t, driver, context);
   if (private_stream == nullptr) return never(Outcome::kFailed);
 
   // The handle's stream is the shim's for the length of one run, then the program's again.
   if (call.enter != nullptr && call.enter(call.context, private_stream) != 0) return never(Outcome::kFailed);
-  CUgraph graph = nullptr;
-  CUresult result = cuda.cuStreamBeginCapture_v2(private_stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-  int captured = 0;
-  if (result == CUDA_SUCCESS) {
-    t.capturing = true;  // whatever the library calls from here is its own business
-    captured = call.run(call.context, private_stream);
-    t.capturing = false;
-    result = cuda.cuStreamEndCapture(private_stream, &graph);
-  }
+  CapturedRun run{call, t};
+  const replay::Captured captured = replay::capture_graph(driver, private_stream, CapturedRun::run, &run);
   if (call.leave != nullptr) call.leave(call.context);
-  if (result != CUDA_SUCCESS || captured != 0 || graph == nullptr) {
-    if (graph != nullptr) cuda.cuGraphDestroy(graph);
-    say_failure(call.family, captured != 0 ? "a call under capture" : "a capture",
-                captured != 0 ? captured : static_cast<int>(result));
-    return never(Outcome::kFailed);
-  }
-  CUgraphExec exec = nullptr;
-  result = cuda.cuGraphInstantiateWithFlags(&exec, graph, 0);
-  cuda.cuGraphDestroy(graph);
-  if (result != CUDA_SUCCESS || exec == nullptr) {
-    say_failure(call.family, "an instantiation", static_cast<int>(result));
+  if (captured.exec == nullptr) {
+    say_failure(call.family, captured.failed, captured.code);
     return never(Outcome::kFailed);
   }
   e.context.store(context, std::memory_order_relaxed);
-  e.library.store(reinterpret_cast<std::uintptr_t>(driver), std::memory_order_relaxed);
-  e.graph.store(exec, std::memory_order_relaxed);
+  e.library.store(reinterpret_cast<std::uintptr_t>(binding), std::memory_order_relaxed);
+  e.graph.store(captured.exec, std::memory_order_relaxed);
   e.publish(Phase::kReady);
   count_outcome(m, call.family, Outcome::kCaptured);
-  return launch_graph(cuda, e, call, m, t, false);
+  return launch_graph(driver, e, call, m, t, false);
 }
 
 // A ready entry: launch, unless a rule says direct.
 int launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, ReplayThread& t) noexcept {
-  const RealSymbols& cuda = driver_of(e.library.load(std::memory_order_relaxed));
-  if (capturing(cuda, call.stream)) return run_direct(call, m, counter_of(call.family, Outcome::kCapturing));
-  CUcontext context = nullptr;
-  if (cuda.cuStreamGetCtx(call.stream, &context) != CUDA_SUCCESS || context != e.context.load(std::memory_order_relaxed))
+  const GraphDriver& driver = driver_of(e.library.load(std::memory_order_relaxed));
+  if (replay::capturing(driver, call.stream)) return run_direct(call, m, counter_of(call.family, Outcome::kCapturing));
+  if (!replay::in_context(driver, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))))
     return run_direct(call, m, counter_of(call.family, Outcome::kContext));
   if (call.same_host_bytes != nullptr && __builtin_expect(!call.same_host_bytes(call.context, e), 0)) {
     // The bytes changed: the graph is stale. Re-captured a few times, then direct for good. The
@@ -222,7 +206,7 @@ int launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, Replay
     e.recaptures.store(recaptures + 1, std::memory_order_relaxed);
     return capture_and_launch(call, m, e, t);
   }
-  return launch_graph(cuda, e, call, m, t, true);
+  return launch_graph(driver, e, call, m, t, true);
 }
 
 }  // namespace
@@ -270,7 +254,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
     case Phase::kCounting:
       // Relaxed: a count, ordered by nothing; two threads on one key (which the libraries forbid
       // on one handle) only capture a little earlier.
-      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= kDirectRuns && e.begin_capture(Phase::kCounting)) {
+      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= replay::kDirectRunsBeforeCapture && e.begin_capture(Phase::kCounting)) {
         status = capture_and_launch(call, m, e, *t);
         break;
       }
@@ -289,8 +273,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
 GraphCache& graphs_of(Family family) noexcept { return g_graphs[static_cast<int>(family)]; }
 
 void destroy_graph(const Released& r) noexcept {
-  if (r.graph != nullptr && r.library != 0)
-    driver_of(r.library).cuGraphExecDestroy(static_cast<CUgraphExec>(r.graph));
+  if (r.graph != nullptr && r.library != 0) replay::destroy_graph(driver_of(r.library), static_cast<CUgraphExec>(r.graph));
 }
 
 void note_forgotten(Family family, const Released& r) noexcept {
@@ -320,12 +303,7 @@ const Binding* driver_for(const void* caller) noexcept {
     g_driver_loaded.store(true, std::memory_order_relaxed);
   }
   const Binding& binding = binding_for(Library::kCuda, caller);
-  const RealSymbols& cuda = binding.real;
-  const bool complete = cuda.cuStreamBeginCapture_v2 && cuda.cuStreamEndCapture && cuda.cuStreamIsCapturing &&
-                        cuda.cuStreamGetCtx && cuda.cuStreamCreate && cuda.cuCtxGetCurrent && cuda.cuCtxSetCurrent &&
-                        cuda.cuPointerGetAttribute && cuda.cuGraphInstantiateWithFlags && cuda.cuGraphLaunch &&
-                        cuda.cuGraphExecDestroy && cuda.cuGraphDestroy;
-  return complete ? &binding : nullptr;
+  return binding.real.complete() ? &binding : nullptr;
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -4,12 +4,10 @@
 // matmul, a cuBLAS GEMM) writes its key (replay/replay_key.h: every byte that decides its work)
 // and hands the engine a ReplayCall: which family it is of, the stream its work goes on, and how
 // to run it on a given stream. Per key, in its family's graph cache (replay/graph_cache.h):
-//   - the first kDirectRuns runs reach the library directly (it may initialise lazily on a first
-//     call, and a call seen once or twice is not worth a graph);
-//   - the next one is captured: run on a stream of the shim's (one per thread and context: the
-//     program's stream's context) in thread-local capture mode (global mode would make other
-//     threads' cudaMalloc fail); a captured call runs nothing, and the graph's first launch, right
-//     after, does the work;
+//   - the first kDirectRunsBeforeCapture runs reach the library directly (replay/graph_capture.h:
+//     it may initialise lazily on a first call, and a call seen once or twice is not worth a graph);
+//   - the next one is captured (replay/graph_capture.h, CUDA's rules) on a stream of the shim's, one
+//     per thread and context (the program's stream's context), and its graph launched at once;
 //   - every later run launches the graph on the program's stream.
 // Direct instead: while the program's stream is capturing (its own CUDA graph); a stream of
 // another context than the graph's, or a green context's; a thread without a replay block

@@ -8,6 +8,7 @@
 #include <cublas_api.h>
 #include <cudnn.h>
 
+#include "replay/graph_driver.h"
 #include "shim/libraries/entry_points.h"
 
 #include <cstdint>
@@ -21,29 +22,18 @@ namespace cudnn_fastpath::shim {
 
 enum class Library : int { kCudnn, kCudart, kCuda, kCublasLt, kCublas, kCount };
 
-// The functions the shim calls but does not interpose: X(name, library, 0). With every entry point
-// of entry_points.h (whose entries start with the same two fields), the one table of real
-// symbols: CUDNN_FASTPATH_REAL_SYMBOLS. The driver calls after cuStreamGetId are the replay
-// engine's (replay_engine.cpp): without them, every call is direct.
+// The functions the shim calls but does not interpose: X(name, library, 0), and the driver's that
+// graph replay calls (replay/graph_driver.h: without them, every call is direct). With every entry
+// point of entry_points.h (whose entries start with the same two fields), the one table of real
+// symbols: CUDNN_FASTPATH_REAL_SYMBOLS.
 #define CUDNN_FASTPATH_CALLED_ONLY(X) \
-  X(cudnnSetStream, kCudnn, 0)            \
-  X(cudnnGetStream, kCudnn, 0)            \
-  X(cuStreamGetId, kCuda, 0)              \
-  X(cuStreamBeginCapture_v2, kCuda, 0)    \
-  X(cuStreamEndCapture, kCuda, 0)         \
-  X(cuStreamIsCapturing, kCuda, 0)        \
-  X(cuStreamGetCtx, kCuda, 0)             \
-  X(cuStreamGetGreenCtx, kCuda, 0)        \
-  X(cuStreamCreate, kCuda, 0)             \
-  X(cuCtxGetCurrent, kCuda, 0)            \
-  X(cuCtxSetCurrent, kCuda, 0)            \
-  X(cuPointerGetAttribute, kCuda, 0)      \
-  X(cuGraphInstantiateWithFlags, kCuda, 0) \
-  X(cuGraphLaunch, kCuda, 0)              \
-  X(cuGraphExecDestroy, kCuda, 0)         \
-  X(cuGraphDestroy, kCuda, 0)
+  X(cudnnSetStream, kCudnn, 0)        \
+  X(cudnnGetStream, kCudnn, 0)        \
+  X(cuStreamGetId, kCuda, 0)
+#define CUDNN_FASTPATH_GRAPH_DRIVER_SYMBOL(X, name, required) X(name, kCuda, 0)
 
-#define CUDNN_FASTPATH_REAL_SYMBOLS(X) CUDNN_FASTPATH_CALLED_ONLY(X) CUDNN_FASTPATH_ENTRY_POINTS(X)
+#define CUDNN_FASTPATH_REAL_SYMBOLS(X) \
+  CUDNN_FASTPATH_CALLED_ONLY(X) CUDNN_FASTPATH_GRAPH_DRIVER(CUDNN_FASTPATH_GRAPH_DRIVER_SYMBOL, X) CUDNN_FASTPATH_ENTRY_POINTS(X)
 
 // The functions a library must have for the shim to use it (a binding without one is refused,
 // the call fails with a clear message); the others are newer than some versions the shim may
@@ -54,8 +44,8 @@ inline constexpr const char* kRequiredSymbols[] = {"cudnnSetStream",        "cud
 
 // Typed from the libraries' own headers (an entry point by its row of the table, which cuBLAS's
 // C++ overloads of some names would make ambiguous for decltype). A binding fills only its own
-// library's members.
-struct RealSymbols {
+// library's members; a driver's binding is the GraphDriver the replay engine captures with.
+struct RealSymbols : replay::GraphDriver {
 #define CUDNN_FASTPATH_DECLARE_POINTER(name, ...) decltype(&::name) name = nullptr;
   CUDNN_FASTPATH_CALLED_ONLY(CUDNN_FASTPATH_DECLARE_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_POINTER

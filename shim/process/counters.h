@@ -36,7 +36,7 @@ struct alignas(64) CounterBlock {
 // __thread, not thread_local: it has no dynamic initialiser, and C++ would otherwise call a TLS
 // wrapper function on every access from another file. Initial-exec: one %fs-relative load, no
 // call. The shim's thread-local data is about 200 bytes in all (this, callers.h's t_last_caller,
-// proxy.h's spare proxy, graph_replay.cpp's tensor notes and capture streams), inside the static
+// proxy.h's spare proxy, the replay engine's per-thread block), inside the static
 // TLS glibc keeps for libraries that are dlopened (rtld.optional_static_tls, 512 bytes by default);
 // a preloaded shim is in static TLS anyway.
 extern __thread CounterBlock* t_counters __attribute__((visibility("hidden"), tls_model("initial-exec")));

@@ -1,0 +1,31 @@
+// How the caches keyed by a ReplayKey (graph_cache.h, answer_cache.h) find a key: the hash's bits
+// 40 and up pick one of Sets sets, its low 32 bits (never 0, which marks a free entry) filter the
+// set's entries, and a candidate's stored words are compared with the key's in full.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace cudnn_fastpath::replay {
+
+template <std::size_t Sets>
+struct CacheSets {
+  static_assert(Sets >= 1 && (Sets & (Sets - 1)) == 0, "Sets must be a power of two");
+
+  static std::size_t set_of(std::uint64_t hash) noexcept { return static_cast<std::size_t>(hash >> 40) & (Sets - 1); }
+  static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
+
+  // Whether an entry's stored key (its length and words, relaxed: the caller's protocol orders
+  // them) is `key`.
+  template <typename Key>
+  static bool same_key(const std::atomic<std::uint32_t>& length, const std::atomic<std::uint64_t>* words,
+                       const Key& key) noexcept {
+    if (length.load(std::memory_order_relaxed) != key.length) return false;
+    for (std::uint32_t i = 0; i < key.length; ++i)
+      if (words[i].load(std::memory_order_relaxed) != key.words[i]) return false;
+    return true;
+  }
+};
+
+}  // namespace cudnn_fastpath::replay

@@ -1,0 +1,57 @@
+// Capture, instantiation and launch of one library call as a CUDA graph: the one place that does
+// them, for the shim's replayed families (shim/engine/replay_engine.cpp) and the frontend's lazy
+// execute context (frontend/src/execute_replay.cpp).
+//
+// CUDA's rules this follows: a call is captured on a stream of the caller's own (the legacy NULL
+// stream cannot capture, and the program's stream is the program's), in thread-local mode (global
+// mode would make other threads' cudaMalloc fail); a captured call runs nothing, so the graph's
+// first launch, right after, does the work; the kernels recorded do not depend on the stream, so
+// the graph is launched on the program's; while the program's stream is capturing (its own graph),
+// its call belongs in that capture and runs directly.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "replay/graph_driver.h"
+
+namespace cudnn_fastpath::replay {
+
+// Direct runs of a new call before its capture: a library may initialise lazily on a first call,
+// and a call seen once or twice is not worth a graph.
+inline constexpr std::uint32_t kDirectRunsBeforeCapture = 2;
+
+// Whether `stream` is capturing (the program's own graph); an error (the legacy stream while
+// another thread captures globally, say) counts as capturing.
+bool capturing(const GraphDriver& driver, CUstream stream) noexcept;
+
+// The context `stream` belongs to, if a graph may be captured for it: null for a green context's
+// stream, or when the driver cannot say.
+CUcontext capture_context(const GraphDriver& driver, CUstream stream) noexcept;
+
+// Whether `stream` belongs to `context` (a graph captured for that context may be launched on it).
+bool in_context(const GraphDriver& driver, CUstream stream, CUcontext context) noexcept;
+
+// A new non-blocking stream in `context` (made current for the call if it is not), for captures;
+// null when none can be made.
+CUstream make_capture_stream(const GraphDriver& driver, CUcontext context) noexcept;
+
+// What capture_graph() made: an executable graph, or which step failed and how.
+struct Captured {
+  CUgraphExec exec = nullptr;
+  const char* failed = nullptr;  // null, or "a capture", "a call under capture", "an instantiation"
+  int code = 0;                  // the failed step's status: the call's own, or the driver's
+};
+
+// Captures one run of `run(context, on)` on `on` and instantiates it.
+Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* context, CUstream on),
+                       void* context) noexcept;
+
+// Launches `exec` on the program's `stream`.
+bool launch_graph(const GraphDriver& driver, CUgraphExec exec, CUstream stream) noexcept;
+
+// Destroys `exec` (legal while it runs on the GPU: it is freed when it completes).
+void destroy_graph(const GraphDriver& driver, CUgraphExec exec) noexcept;
+
+}  // namespace cudnn_fastpath::replay
