@@ -4,11 +4,6 @@
 
 namespace cudnn_fastpath::replay {
 
-bool capturing(const GraphDriver& driver, CUstream stream) noexcept {
-  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-  return driver.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 CUcontext capture_context(const GraphDriver& driver, CUstream stream) noexcept {
   CUcontext context = nullptr;
   if (driver.cuStreamGetCtx(stream, &context) != CUDA_SUCCESS) return nullptr;
@@ -17,11 +12,6 @@ CUcontext capture_context(const GraphDriver& driver, CUstream stream) noexcept {
       green != nullptr)
     return nullptr;
   return context;
-}
-
-bool in_context(const GraphDriver& driver, CUstream stream, CUcontext context) noexcept {
-  CUcontext own = nullptr;
-  return driver.cuStreamGetCtx(stream, &own) == CUDA_SUCCESS && own == context;
 }
 
 CUstream make_capture_stream(const GraphDriver& driver, CUcontext context) noexcept {
@@ -58,10 +48,6 @@ Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* 
     out.code = static_cast<int>(result);
   }
   return out;
-}
-
-bool launch_graph(const GraphDriver& driver, CUgraphExec exec, CUstream stream) noexcept {
-  return driver.cuGraphLaunch(exec, stream) == CUDA_SUCCESS;
 }
 
 void destroy_graph(const GraphDriver& driver, CUgraphExec exec) noexcept {

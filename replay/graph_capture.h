@@ -23,15 +23,22 @@ namespace cudnn_fastpath::replay {
 inline constexpr std::uint32_t kDirectRunsBeforeCapture = 2;
 
 // Whether `stream` is capturing (the program's own graph); an error (the legacy stream while
-// another thread captures globally, say) counts as capturing.
-bool capturing(const GraphDriver& driver, CUstream stream) noexcept;
+// another thread captures globally, say) counts as capturing. Inline, as the other two calls of
+// every launch: they are on its path.
+inline bool capturing(const GraphDriver& driver, CUstream stream) noexcept {
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return driver.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS || status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
 
 // The context `stream` belongs to, if a graph may be captured for it: null for a green context's
 // stream, or when the driver cannot say.
 CUcontext capture_context(const GraphDriver& driver, CUstream stream) noexcept;
 
 // Whether `stream` belongs to `context` (a graph captured for that context may be launched on it).
-bool in_context(const GraphDriver& driver, CUstream stream, CUcontext context) noexcept;
+inline bool in_context(const GraphDriver& driver, CUstream stream, CUcontext context) noexcept {
+  CUcontext own = nullptr;
+  return driver.cuStreamGetCtx(stream, &own) == CUDA_SUCCESS && own == context;
+}
 
 // A new non-blocking stream in `context` (made current for the call if it is not), for captures;
 // null when none can be made.
@@ -49,7 +56,9 @@ Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* 
                        void* context) noexcept;
 
 // Launches `exec` on the program's `stream`.
-bool launch_graph(const GraphDriver& driver, CUgraphExec exec, CUstream stream) noexcept;
+inline bool launch_graph(const GraphDriver& driver, CUgraphExec exec, CUstream stream) noexcept {
+  return driver.cuGraphLaunch(exec, stream) == CUDA_SUCCESS;
+}
 
 // Destroys `exec` (legal while it runs on the GPU: it is freed when it completes).
 void destroy_graph(const GraphDriver& driver, CUgraphExec exec) noexcept;
