@@ -1,9 +1,11 @@
+# shellcheck shell=bash
 # What count-lines and count-process share (sourced, after they set `default_kinds`): the
 # arguments [BUILD_DIR] [OPS] [KINDS], the program (op_lines), a work folder, and per_op, which
 # turns what a run of N ops prints into what one op costs.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="${1:-$root/build}"
 ops="${2:-300}"
+# shellcheck disable=SC2034 # read by the script that sources this
 kinds="${3:-$default_kinds}"
 program="$build/bench/shim/op_lines"
 script=$(basename "$0")
