@@ -1,4 +1,5 @@
-// Instructions and cache lines one op spends in the shim, for bench/shim/count-lines.
+// Instructions and cache lines one op spends in the shim, for bench/shim/count-lines, and the
+// instructions it costs the whole process, for bench/shim/count-process.
 //
 // Between two ops a framework runs enough of its own code and data to push the shim out of the
 // caches, so what an op costs there is roughly one memory access per cache line of code and data
@@ -27,6 +28,23 @@
 //            preference made, set and destroyed around the heuristic and the matmul
 //   gemm     a cublasGemmEx on a handle with a workspace (replayed after the first three)
 //   gemm_miss  as gemm, but every op's output is new: the GEMM family backs off (its declined path)
+// Loads that never repeat, and loads half of which do (bench/shim/count-process counts them, the
+// whole process, against the same run under CUDNN_FASTPATH_DISABLE=1; "Never slower" in
+// docs/design.md):
+//   linear_miss  PyTorch's nn.Linear with a bias, exactly as it calls cuBLASLt, on a row count new
+//            every op, its output a new block every op (as the caching allocator gives)
+//   gemm_grow  a decode loop's attention scores, q times K transposed per head: a
+//            cublasGemmStridedBatchedEx whose KV length (cuBLAS's m) grows by one every op
+//   bn_miss  as bn, but the input's height is new every op (dynamic shapes)
+//   cycle    as execute, but the ops cycle through 300 pointer sets in turn, more than the pack
+//            cache (256) and a graph cache's sets hold: a conv fed 300 input shapes in turn. It
+//            never settles (its caches back off and resume in turn): count it over thousands of ops
+//   linear_mixed  every other op is one Linear repeated exactly (its rows and pointers the same
+//            every time), those in between linear_miss's
+//   gemm_mixed  every other op is gemm's cublasGemmEx (a decode step's projection), those in
+//            between gemm_grow's
+// An op that is "new every op" stays new for 8192 ops (the warm-up and the ops together), then the
+// shapes start again from the first: by then the caches have long forgotten it.
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -41,6 +59,7 @@
 #include <cublas_api.h>
 
 #include "bench/shim/other_code.h"
+#include "shim/include/cudnn_fastpath/shim_control.h"
 #include "tests/packs/pack_api.h"
 #include "tests/stub/stub_cuda.h"
 
@@ -68,8 +87,6 @@ bool pack_op(std::uintptr_t base, bool execute) {
   return s == CUDNN_STATUS_SUCCESS;
 }
 
-// An op, and the ops it needs before it is in its steady state (caches filled, graphs captured,
-// or, for a load that never repeats, the caches backed off).
 // ---- legacy cuDNN ----
 alignas(8) unsigned char g_x[64], g_y[64], g_scale[64], g_bias[64], g_mean[64], g_var[64];
 
@@ -82,9 +99,10 @@ bool tensor_op(int) {
   return s == CUDNN_STATUS_SUCCESS;
 }
 
-bool bn_op(int) {
+bool bn_op(int height) {
   cudnnTensorDescriptor_t x = nullptr, w = nullptr;
-  const int dims[4] = {1, 8, 4, 4}, strides[4] = {128, 16, 4, 1}, wdims[4] = {1, 8, 1, 1}, wstrides[4] = {8, 1, 1, 1};
+  const int dims[4] = {1, 8, height, 4}, strides[4] = {32 * height, 4 * height, 4, 1}, wdims[4] = {1, 8, 1, 1},
+            wstrides[4] = {8, 1, 1, 1};
   const float one = 1, zero = 0;
   cudnnStatus_t s = cudnnCreateTensorDescriptor(&x);
   if (s == 0) s = cudnnSetTensorNdDescriptor(x, CUDNN_DATA_FLOAT, 4, dims, strides);
@@ -181,6 +199,81 @@ bool gemm_miss_op(int i) {
   return gemm_into(&outputs[(static_cast<std::size_t>(i + 4000) & 32767) * 64]);
 }
 
+// ---- loads that never repeat ----
+// Where op i stands in a cycle of `period` ops.
+int place(int i, int period) { return (i % period + period) % period; }
+constexpr int kShapes = 8192;  // the shapes a never-repeating kind goes through before it starts again
+
+// PyTorch's nn.Linear with a bias, bf16, exactly as it calls cuBLASLt (at::cuda::blas::gemm_and_bias):
+// out = x W^T + b column-major, so A is W transposed, B is x with its rows as n, C and D are out.
+// Every descriptor is made around the call; the alignments come from the pointers, as PyTorch's do.
+alignas(256) unsigned char g_weight[64], g_input[64], g_linear_bias[64], g_output[64];
+alignas(256) unsigned char g_outputs[kShapes * 256];  // a new block for every row count
+
+std::uint32_t alignment_of(const void* pointer) {
+  const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+  std::uint32_t alignment = 1;
+  while (alignment < 256 && address % (2 * alignment) == 0) alignment *= 2;
+  return alignment;
+}
+bool torch_linear(std::uint64_t rows, void* out) {
+  constexpr std::uint64_t kIn = 64, kOut = 64;
+  const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
+  const std::uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const void* bias = g_linear_bias;
+  const std::uint64_t workspace = sizeof g_workspace;
+  const std::uint32_t alignments[4] = {alignment_of(g_weight), alignment_of(g_input), alignment_of(out),
+                                       alignment_of(out)};
+  const cublasLtMatmulPreferenceAttributes_t alignment_attributes[4] = {
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+  const auto lt = reinterpret_cast<cublasLtHandle_t>(g_blas);
+  const float one = 1, zero = 0;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  bool ok = cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transa, sizeof transa) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &transb, sizeof transb) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue) == 0 &&
+            cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) == 0 &&
+            cublasLtMatrixLayoutCreate(&a, CUDA_R_16BF, kIn, kOut, kIn) == 0 &&
+            cublasLtMatrixLayoutCreate(&b, CUDA_R_16BF, kIn, rows, kIn) == 0 &&
+            cublasLtMatrixLayoutCreate(&c, CUDA_R_16BF, kOut, rows, kOut) == 0 &&
+            cublasLtMatmulPreferenceCreate(&pref) == 0 &&
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                                                 sizeof workspace) == 0;
+  for (int i = 0; i < 4; ++i)
+    ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, alignment_attributes[i], &alignments[i],
+                                                    sizeof alignments[i]) == 0;
+  ok = ok && cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, c, c, pref, 1, &result, &returned) == 0 && returned == 1 &&
+       cublasLtMatmul(lt, desc, &one, g_weight, a, g_input, b, &zero, out, c, out, c, &result.algo, g_workspace,
+                      sizeof g_workspace, reinterpret_cast<cudaStream_t>(g_stream)) == 0;
+  cublasLtMatmulPreferenceDestroy(pref);  // in the order of PyTorch's destructors
+  cublasLtMatrixLayoutDestroy(c);
+  cublasLtMatrixLayoutDestroy(b);
+  cublasLtMatrixLayoutDestroy(a);
+  cublasLtMatmulDescDestroy(desc);
+  return ok;
+}
+bool linear_miss_op(int i) { return torch_linear(1 + place(i, kShapes), &g_outputs[place(i, kShapes) * 256]); }
+
+// A decode step's attention scores, q K^T for 12 heads, as PyTorch's bmm calls cuBLAS on a static KV
+// cache of kShapes positions (column-major: m is the KV length, n the query's one row, k the head's 64).
+alignas(256) unsigned char g_keys[64], g_query[64], g_scores[64];
+bool scores(int length) {
+  const float one = 1, zero = 0;
+  return cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, length, 1, 64, &one, g_keys, CUDA_R_16BF, 64,
+                                    64LL * kShapes, g_query, CUDA_R_16BF, 64, 64, &zero, g_scores, CUDA_R_16BF, length,
+                                    length, 12, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == 0;
+}
+bool gemm_grow_op(int i) { return scores(1 + place(i, kShapes)); }
+
+// An op, and the ops it needs before it is in its steady state (caches filled, graphs captured,
+// or, for a load that never repeats, the caches backed off). Its argument is its place in the run:
+// -warmup at the first warm-up op, 0 at the first op counted.
 struct Kind {
   const char* name;
   bool (*op)(int i);
@@ -190,7 +283,7 @@ const Kind kKinds[] = {
     {"pack", [](int) { return pack_op(1, false); }, 4},
     {"execute", [](int) { return pack_op(1, true); }, 4},
     {"miss", [](int i) { return pack_op(static_cast<std::uintptr_t>(i) + 1000000, true); }, 3000},
-    {"bn", bn_op, 4},
+    {"bn", [](int) { return bn_op(4); }, 4},
     {"bn_call", bn_call_op, 4},
     {"tensor", tensor_op, 4},
     {"matmul", [](int) { return matmul(g_desc, g_layouts, g_result); }, 4},
@@ -198,22 +291,39 @@ const Kind kKinds[] = {
     {"linear", linear_op, 4},
     {"gemm", gemm_op, 4},
     {"gemm_miss", gemm_miss_op, 3000},
+    {"linear_miss", linear_miss_op, 6000},
+    {"gemm_grow", gemm_grow_op, 6000},
+    {"bn_miss", [](int i) { return bn_op(1 + place(i, kShapes)); }, 6000},
+    {"cycle", [](int i) { return pack_op(static_cast<std::uintptr_t>(place(i, 300)) + 2000000, true); }, 6000},
+    {"linear_mixed", [](int i) { return i % 2 == 0 ? torch_linear(64, g_output) : linear_miss_op(i); }, 6000},
+    {"gemm_mixed", [](int i) { return i % 2 == 0 ? gemm_op(i) : gemm_grow_op(i); }, 6000},
 };
+
+// The shim's counters so far (they count under CUDNN_FASTPATH_STATS=1 alone).
+bool read_counters(cudnn_fastpath_stats_t& stats) {
+  const auto read = reinterpret_cast<int (*)(cudnn_fastpath_stats_t*, std::size_t)>(
+      dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
+  stats = {};
+  return read != nullptr && read(&stats, sizeof stats) == 0 && stats.counting == 1;
+}
 
 }  // namespace
 
-// usage: op_lines OPS KIND[_off] cold|warm
+// usage: op_lines OPS KIND[_off] [cold|warm] [counters]
+// "counters": each of the shim's counters that moved during the OPS ops (after the warm-up), as
+// "counter NAME COUNT" lines; the shim counts only under CUDNN_FASTPATH_STATS=1.
 int main(int argc, char** argv) {
   const int ops = argc > 1 ? std::atoi(argv[1]) : 300;
   std::string kind = argc > 2 ? argv[2] : "pack";
   const bool cold = argc <= 3 || std::strcmp(argv[3], "warm") != 0;
+  const bool counters = argc > 4 && std::strcmp(argv[4], "counters") == 0;
   const bool off = kind.size() > 4 && kind.compare(kind.size() - 4, 4, "_off") == 0;
   if (off) kind.resize(kind.size() - 4);
   const Kind* chosen = nullptr;
   for (const Kind& k : kKinds)
     if (kind == k.name) chosen = &k;
   if (ops < 1 || chosen == nullptr) {
-    std::fprintf(stderr, "usage: op_lines OPS KIND[_off] [cold|warm] (the kinds: op_lines.cpp)\n");
+    std::fprintf(stderr, "usage: op_lines OPS KIND[_off] [cold|warm] [counters] (the kinds: op_lines.cpp)\n");
     return 2;
   }
   stubcuda_add_device_memory(kDevice, std::size_t{1} << 40);
@@ -238,16 +348,28 @@ int main(int argc, char** argv) {
   const cudnn_fastpath::bench::OtherCode other_code = cold ? cudnn_fastpath::bench::make_other_code() : nullptr;
   std::vector<std::uint64_t> other_data(cold ? std::size_t{1} << 20 : 0);
   std::uint64_t sink = 0;
-  for (int i = 0; i < chosen->warmup; ++i)
-    if (!chosen->op(-1 - i)) {
+  for (int i = -chosen->warmup; i < 0; ++i)
+    if (!chosen->op(i)) {
       std::fprintf(stderr, "op_lines: an op failed\n");
       return 1;
     }
+  cudnn_fastpath_stats_t before, after;
+  if (counters && !read_counters(before)) {
+    std::fprintf(stderr, "op_lines: the shim counts nothing (CUDNN_FASTPATH_STATS=1 turns its counters on)\n");
+    return 1;
+  }
   for (int i = 0; i < ops; ++i) {
     for (std::size_t k = 0; k < other_data.size(); k += 8) sink += other_data[k]++;
     if (other_code) other_code();
     if (!chosen->op(i)) return 1;
   }
   std::printf("ops %d (%s%s)\n", ops, cold ? "cold" : "warm", sink == 0 ? "" : "");
+  if (counters && read_counters(after)) {
+#define OP_LINES_PRINT_MOVED(name, group, label, what) \
+  if (after.name != before.name)                        \
+    std::printf("counter %s %llu\n", #name, static_cast<unsigned long long>(after.name - before.name));
+    CUDNN_FASTPATH_COUNTERS(OP_LINES_PRINT_MOVED)
+#undef OP_LINES_PRINT_MOVED
+  }
   return 0;
 }
