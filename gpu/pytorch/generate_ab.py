@@ -466,7 +466,8 @@ def analyse(report, args):
                      f"{'DIFFERED' if ids_differed else verdict(found['same_in_process'])} in the process, "
                      f"{verdict(found['against_no_shim']['passed'])} against no shim")
     lines = [title, "",
-             f"HF `generate()`, greedy, {NEW_TOKENS} new tokens, prompt lengths {sorted(PROMPT_LENGTHS)} in turn, bf16, "
+             f"HF `generate()`, greedy, {NEW_TOKENS} new tokens, {len(PROMPT_LENGTHS)} prompt lengths "
+             f"({min(PROMPT_LENGTHS)} to {max(PROMPT_LENGTHS)} tokens) in a fixed order, bf16, "
              "random weights, one process under the launcher. Steady: long stretches with every feature on and off, "
              "order alternating, each timed generate paired with the same prompt's in the other stretch of the round; "
              "blocks: pairs of long blocks (whole generates, a warm-up after each switch in both arms). Per generate: "
