@@ -99,8 +99,9 @@ WORKLOADS = {
              "what": f"a 2-layer nn.LSTM(64, 128), fp32, batch 4, inference_mode (cuDNN's RNN API, its cuBLASLt "
                      f"matmuls inside), fed {len(LSTM_LENGTHS)} sequence lengths ({LSTM_LENGTHS[0]}.."
                      f"{LSTM_LENGTHS[-1]}) shuffled, {LSTM_PER_ITERATION} calls per iteration: never repeats, must "
-                     "not be slower. The usual warm-up: its 16 calls make far more matmuls than a family's 512-key "
-                     "graph cache holds, so each block starts with the cache full, as a program that never switches"},
+                     "not be slower. The usual warm-up: if cuDNN's RNN makes a cuBLASLt matmul per step and layer, "
+                     "its 16 warm-up calls make more than a family's 512-key graph cache holds, and each block "
+                     "starts with the cache full, as a program that never switches (the calls per iteration say)"},
     "conv_bn16_big": {"timed": 2, "warmup": WARMUP, "drop": True,
                       "what": f"conv_bn16_fp32 at batch {BIG_BATCH}: the GPU sets the pace, wall time is the measure"},
     "bn16_train": {"timed": 2, "warmup": WARMUP, "drop": True,
