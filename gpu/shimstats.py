@@ -15,6 +15,12 @@ HEURISTIC_KEYS = ("heuristic_cached", "heuristic_stored")
 BACKEND_KEYS = ("graphs_captured", "graph_launches", "direct_executes")
 LEGACY_FAMILIES = FAMILIES[:3]
 BLAS_FAMILIES = FAMILIES[3:]
+# A family's calls, as its counters split them: direct + captured + launches is every call of the
+# family the shim saw while its replay was on (the refused, unknown and declined ones are direct).
+CALL_PARTS = ("_direct", "_captured", "_launches")
+# Names that end so without being a replay family: the backend's graph replay (graphs_captured,
+# graph_launches; its direct_executes) and the heuristic cache (heuristic_direct), each told apart.
+NOT_FAMILIES = ("graph", "graphs", "heuristic")
 
 
 class ShimCounters:
@@ -64,6 +70,54 @@ def delta(before, after):
             if isinstance(v, int) and not isinstance(v, bool)}
 
 
+def replay_families(keys):
+    """The replay families among counter names (a statistics file's keys, cudnn_fastpath_stats_fields,
+    a census), in their order: every prefix P of a P_direct, P_captured or P_launches counter. The
+    shim's families today (FAMILIES) and whichever it adds later (sgemm_..., say) without a change here."""
+    found = []
+    for key in keys or ():
+        family = next((key[:-len(part)] for part in CALL_PARTS if key.endswith(part)), "")
+        if family and family not in NOT_FAMILIES and family not in found:
+            found.append(family)
+    return found
+
+
+def blas_families(keys):
+    """The cuBLAS and cuBLASLt families among `keys`: every replay family but cuDNN's legacy_* ones."""
+    return [f for f in replay_families(keys) if not f.startswith("legacy_")]
+
+
+def calls(counts, iterations=1):
+    """What the shim saw per iteration, per family that saw a call: {family: {"calls", "launches",
+    "captured", "direct"}} for each replay family (by its counters' names), the backend's executes of
+    cached packs as "backend" and cuBLASLt's heuristic as "heuristic" ({"calls", "cached", "stored",
+    "direct"}). `counts`: counter increases (a census, a delta)."""
+    result = {}
+    parts = [(f, {p: f"{f}_{p}" for p in ("launches", "captured", "direct")}) for f in replay_families(counts)]
+    parts.append(("backend", {"launches": "graph_launches", "captured": "graphs_captured", "direct": "direct_executes"}))
+    parts.append(("heuristic", {k.split("_")[1]: k for k in (*HEURISTIC_KEYS, "heuristic_direct")}))
+    for family, keys in parts:
+        numbers = {part: count(counts, key) / iterations for part, key in keys.items()}
+        if any(numbers.values()):
+            result[family] = {"calls": sum(numbers.values()), **numbers}
+    return result
+
+
+def calls_text(counts, iterations=1):
+    """calls() in one phrase: 'lt_matmul 8 (launches 8, captured 0, direct 0); gemm ...'."""
+    per_family = calls(counts, iterations)
+    return "; ".join(f"{family} {n['calls']:g} (" + ", ".join(f"{k} {v:g}" for k, v in n.items() if k != "calls") + ")"
+                     for family, n in per_family.items())
+
+
+def replayed_share(counts, families):
+    """Of the calls of `families` (launches + captured + direct), the share answered by a graph
+    launch, and those calls: (share or None without a call, calls). A capture counts as not replayed."""
+    launched = sum(count(counts, f"{f}_launches") for f in families)
+    seen = launched + sum(count(counts, f"{f}{p}") for f in families for p in ("_direct", "_captured"))
+    return (launched / seen if seen else None), seen
+
+
 def has_family(stats, family):
     """Whether the shim writes any counter of `family` (it has that replay at all)."""
     return any(f"{family}{suffix}" in (stats or {}) for suffix in SUFFIXES)
@@ -79,13 +133,13 @@ def replay_text(stats):
     if not stats:
         return "no statistics"
     parts = []
-    for family in FAMILIES:
+    for family in FAMILIES + tuple(f for f in replay_families(stats) if f not in FAMILIES):
         numbers = family_counts(stats, family)
         if numbers:
             parts.append(f"{family}: " + ", ".join(f"{k} {v}" for k, v in numbers.items() if v or k == "launches"))
     if any(k in stats for k in HEURISTIC_KEYS):
         parts.append("heuristics: " + ", ".join(f"{k.split('_')[1]} {count(stats, k)}" for k in HEURISTIC_KEYS))
     parts.append("backend: " + ", ".join(f"{k} {count(stats, k)}" for k in BACKEND_KEYS))
-    if not any(has_family(stats, f) for f in FAMILIES):
+    if not replay_families(stats):
         parts.insert(0, "no legacy_* or cuBLAS counters (a shim without those replays)")
     return "; ".join(parts)

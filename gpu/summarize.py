@@ -2,7 +2,8 @@
 
     python3 summarize.py --out DIR [--machine KEY=VALUE ...] [--step NAME=STATUS ...]
                          [--ctest LOG ...] [--bench JSON] [--pytorch JSON] [--check PART=JSON ...]
-                         [--torchrun JSON] [--ab JSON] [--per-call JSON] [--dlsym STEP=JSON ...]
+                         [--torchrun JSON] [--ab JSON] [--per-call JSON] [--generate JSON]
+                         [--dlsym STEP=JSON ...]
 
 Every input is optional: whatever ran is reported, whatever did not is said so. Standard library only.
 """
@@ -121,7 +122,8 @@ def without_raw_pairs(ab):
 
 
 def dlsym_verdict(report, status):
-    """One line for the steps table from a gpu/dlsym A/B's report (its own summary line)."""
+    """One line for the steps table from the report of an A/B program of its own (gpu/dlsym's,
+    generate_ab.py): its own summary line."""
     if not report:
         return status or "did not run"
     if report.get("error") and "summary_line" not in report:
@@ -134,6 +136,15 @@ def dlsym_without_raw_pairs(report):
     if not report or "child" not in report:
         return report
     return {**report, "child": {k: v for k, v in report["child"].items() if k != "pairs"}}
+
+
+def generate_without_raw(report):
+    """generate_ab.py's report without each model's per-generate times (they stay in generate.json)."""
+    if not report or "child" not in report:
+        return report
+    models = {name: {k: v for k, v in m.items() if k not in ("stretches", "pairs")}
+              for name, m in report["child"].get("models", {}).items()}
+    return {**report, "child": {**report["child"], "models": models}}
 
 
 def main():
@@ -149,6 +160,7 @@ def main():
     parser.add_argument("--torchrun")
     parser.add_argument("--ab", help="gpu/pytorch/ab.py's --json")
     parser.add_argument("--per-call", help="gpu/pytorch/per_call.py's --json")
+    parser.add_argument("--generate", help="gpu/pytorch/generate_ab.py's --json")
     parser.add_argument("--dlsym", action="append", default=[], help="STEP=JSON: a gpu/dlsym A/B's --json")
     args = parser.parse_args()
 
@@ -156,7 +168,7 @@ def main():
     steps = dict(item.split("=", 1) for item in args.step)
     ctest = {name: ctest_summary(log) for name, log in (item.split("=", 1) for item in args.ctest)}
     bench, pytorch, torchrun = read_json(args.bench), read_json(args.pytorch), read_json(args.torchrun)
-    ab, per_call = read_json(args.ab), read_json(args.per_call)
+    ab, per_call, generate = read_json(args.ab), read_json(args.per_call), read_json(args.generate)
     parts = {part: read_json(path) or {} for part, path in (item.split("=", 1) for item in args.check)}
     dlsym = {step: read_json(path) for step, path in (item.split("=", 1) for item in args.dlsym)}
     if pytorch and pytorch.get("versions"):
@@ -191,6 +203,8 @@ def main():
         rows.append(("host time per call (per_call)", steps.get("per_call", "?")
                      + ("" if not per_call or per_call.get("graph_launch_ns") is None
                         else f"; a graph launch {per_call['graph_launch_ns']} ns")))
+    if generate or "generate" in steps:
+        rows.append(("greedy generation (generate_ab)", dlsym_verdict(generate, steps.get("generate"))))
     if "legacy_cpp" in steps:
         rows.append(("legacy cuDNN program (legacy_cpp)", steps["legacy_cpp"]))
     for step in ("jax", "frontend_py"):
@@ -220,6 +234,8 @@ def main():
     md += [""] + ab_markdown.rstrip("\n").splitlines()
     if per_call and per_call.get("markdown"):
         md += [""] + per_call["markdown"].rstrip("\n").splitlines()
+    if generate and generate.get("markdown"):
+        md += [""] + generate["markdown"].rstrip("\n").splitlines()
     for report in dlsym.values():
         if report and report.get("markdown"):
             md += [""] + report["markdown"].rstrip("\n").splitlines()
@@ -245,6 +261,7 @@ def main():
          "per_call": {k: v for k, v in (per_call or {}).items() if k != "workloads"} | {
              "workloads": {n: {k: v for k, v in w.items() if k != "raw"}
                            for n, w in (per_call or {}).get("workloads", {}).items()}} if per_call else None,
+         "generate": generate_without_raw(generate),
          "dlsym": {step: dlsym_without_raw_pairs(report) for step, report in dlsym.items()}}, indent=2))
 
     # The short table, printed last.

@@ -60,6 +60,7 @@ CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREA
 ON_CONDITIONS = (ALL,)  # each paired with 0 (--conditions picks others)
 GRAPH_WARMUP = WARMUP  # gpu/dlsym/harness.py warms up this many calls per block
 
+PLAN_ITERATIONS = 20  # iterations with every feature off before any block (a workload's "plans" may ask more)
 MIN_ROUNDS = 10  # rounds run even past the deadline: fewer pairs say nothing
 PROGRESS_S = 10  # a progress line at least this often (and every tenth of the rounds)
 BOOTSTRAP_NS_PER_DRAW = 80  # pure-Python resampling cost, kept out of the children's time budget
@@ -330,18 +331,29 @@ def child(args):
         # What this shim grants when asked for everything (an older build knows fewer features,
         # the configuration may forbid some): the features a block can have.
         capable = set_features(ALL)
-        # The first calls build cuDNN plans (and SDPA kernels, cuBLAS heuristics): outside any
-        # block, features off.
-        count(set_features(0), 20)
-        for _ in range(20):
+        # The first calls build cuDNN plans (and SDPA kernels, cuBLAS heuristics; for a workload
+        # that cycles through shapes, those of every shape): outside any block, features off.
+        plans = spec.get("plans", PLAN_ITERATIONS)
+        count(set_features(0), plans)
+        for _ in range(plans):
             reference = step()
         torch.cuda.synchronize()
-        reference = [t.clone() for t in reference]
+        # A step whose output depends on which of its inputs it took says which (ab_workloads.py):
+        # one reference per input, every feature off.
+        variant, variants = getattr(step, "which", lambda: None), getattr(step, "variants", 1)
+        references = {variant(): [t.clone() for t in reference]}
+        for _ in range(variants - 1):
+            references[variant()] = [t.clone() for t in step()]
+        count(0, variants - 1)
+        del reference
         for asked in (*conditions, 0):  # each code path once, unrecorded (the caches fill)
             block(asked)
 
         def same_as_reference(out):
-            return not compared or all(torch.equal(a, b) for a, b in zip(out, reference))
+            """The output of the step just run against its input's reference."""
+            reference = references.get(variant())
+            return not compared or (reference is not None
+                                    and all(torch.equal(a, b) for a, b in zip(out, reference)))
 
         # No garbage collection inside the timed loops: what exists now is frozen, the rest waits.
         gc.collect()

@@ -120,13 +120,20 @@ def saving_lines(rows):
 
 
 def census_text(census, timed_iterations):
-    """The counters that moved per timed iteration with the features on (the child's census)."""
+    """Per timed iteration of the blocks with some features (the child's census): the calls of each
+    family the shim saw (shimstats.calls: every replay family by its counters' names, new ones
+    included, the backend's executes, the heuristic), then the counters that moved."""
     if not census:
         return "not counted (no cudnn_fastpath_stats in the process, or statistics off)"
-    moved = {k: v / timed_iterations for k, v in census.items() if v and timed_iterations}
+    if not timed_iterations:
+        return "no timed iteration"
+    moved = {k: v / timed_iterations for k, v in census.items() if v}
+    families = shimstats.replay_families(moved)
     keys = [k for k in moved if k.endswith("_launches") or k.startswith(("heuristic_", "pack_"))
-            or any(k.startswith(f) for f in shimstats.FAMILIES) or k in shimstats.BACKEND_KEYS]
-    return ", ".join(f"{k} {moved[k]:g}" for k in keys) or "nothing replayed or cached"
+            or any(k.startswith(f"{f}_") for f in families) or k in shimstats.BACKEND_KEYS]
+    calls = shimstats.calls_text(census, timed_iterations)
+    return (f"calls per iteration: {calls or 'none counted (no replay on, or none reached the shim)'}; counters: "
+            + (", ".join(f"{k} {moved[k]:g}" for k in keys) or "nothing replayed or cached"))
 
 
 def workload_line(name, w):

@@ -8,9 +8,14 @@ A workload's spec: timed (K iterations per timed block), warmup (untimed iterati
 switch, in both arms of a pair), compare (whether each block's output is compared with a reference
 computed with every feature off: False for steps that are not deterministic), drop (the timed
 iterations keep no output, as a program that consumes it at once: the next iteration gets the
-same addresses; the output compared is that of one more iteration after the timed ones).
+same addresses; the output compared is that of one more iteration after the timed ones), plans
+(iterations with every feature off before anything is measured, 20 unless said: cuDNN's plans and
+cuBLAS's heuristics for every shape a workload cycles through are made there, not in a timed block).
+A workload whose output depends on which of several inputs it took (conv_fresh) gives its step the
+attributes `variants` (how many) and `which()` (the one the last call took): each gets its reference.
 """
 import contextlib
+import random
 
 # Warm-up after each switch, in both arms alike. Replay captures an op at its third steady execute
 # (legacy calls and cuBLAS as the backend's), and an op whose pointers alternate between two sets
@@ -23,6 +28,19 @@ BIG_BATCH = 256
 SDPA_CALLS = 16  # cuDNN SDPA forward calls per sdpa iteration
 MANY_SHAPES = [(h, w) for h in range(8, 28) for w in range(8, 23)]  # 300 input shapes
 SHAPES_PER_ITERATION = 16
+# The loads that never repeat: sizes cycled through, more of them than the shim's caches hold.
+ROW_COUNTS = range(8, 308)  # linear_rows: 300 row counts of a 512-wide bf16 input
+LINEAR_WIDTH, LINEAR_DEPTH = 512, 4
+SEQ_LENGTHS = range(16, 316)  # seq_lengths: 300 sequence lengths of one encoder layer
+SEQS_PER_ITERATION = 8
+FRESH_SIZES = [(b, h, w) for b in (2, 3, 4, 5) for h in range(8, 23) for w in range(8, 13)]  # 300 input sizes
+FRESH_PER_ITERATION = 8
+DECODE_LAYERS, DECODE_HEADS, DECODE_HEAD_DIM = 8, 8, 64  # decode_grow: one token's attention per layer
+DECODE_PROMPT, DECODE_STEPS = 32, 256  # the KV length grows 33..288, then a new sequence starts
+LSTM_LENGTHS = range(16, 80)  # lstm: 64 sequence lengths, two calls per iteration
+LSTM_PER_ITERATION = 2
+FRESH_RING = 7  # conv_fresh: distinct inputs used in turn (prime to a block's 8 + 2 + 1 iterations)
+NOT_SLOWER_PERCENT = -0.5  # the loads that never repeat: the interval's lower end at least this
 
 WORKLOADS = {
     # The legacy cuDNN and cuBLAS replays' workloads.
@@ -31,6 +49,14 @@ WORKLOADS = {
     "conv_bn16_fp32_train": {"timed": 2, "warmup": WARMUP, "drop": True,
                              "what": "its training step, fp32, batch 2, deterministic settings (forward, MSE, "
                                      "backward, SGD with lr 0); loss and first gradient compared"},
+    "mlp_fp32_train": {"timed": 2, "warmup": WARMUP, "drop": True,
+                       "what": "8 nn.Linear(256, 256) with ReLU between, fp32, batch 16, a training step under the "
+                               "deterministic settings (forward: cublasLtMatmul; MSE; backward: cublasSgemm_v2, 17 a step "
+                               "seen on the H200; SGD with lr 0); loss and first gradient compared"},
+    "conv_fresh": {"timed": 2, "warmup": WARMUP, "drop": True,
+                   "what": f"conv_bn16_fp32 fed a fresh input every iteration: a ring of {FRESH_RING} distinct inputs "
+                           "made beforehand, the next one each iteration (the first layer's pointers move; the "
+                           "activations are allocated as PyTorch does); each input's output compared"},
     "stack_bias": {"timed": 2, "warmup": WARMUP, "drop": True,
                    "what": "12 BERT-base layers (768, 12 heads, FFN 3072), bf16, batch 1, 128 tokens, cuDNN attention, "
                            "every Linear with a bias (addmm: cublasLtMatmul), inference_mode"},
@@ -41,6 +67,41 @@ WORKLOADS = {
     "conv_many_shapes": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
                          "what": f"one 3x3 conv 3->32 fed {len(MANY_SHAPES)} input shapes in turn, "
                                  f"{SHAPES_PER_ITERATION} per iteration: more than the caches hold (misses)"},
+    "conv_bn_shapes": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 24,
+                       "what": f"one conv+BatchNorm2d+ReLU block 3->32, fp32 (batch norm in cuDNN), inference_mode, "
+                               f"fed the {len(MANY_SHAPES)} shapes of conv_many_shapes in turn, "
+                               f"{SHAPES_PER_ITERATION} per iteration: never repeats, must not be slower"},
+    "linear_rows": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 24,
+                    "what": f"{LINEAR_DEPTH} bf16 Linear({LINEAR_WIDTH}, {LINEAR_WIDTH}) with biases (cublasLtMatmul), "
+                            f"inference_mode, fed {len(ROW_COUNTS)} row counts ({ROW_COUNTS[0]}..{ROW_COUNTS[-1]}) in turn, "
+                            f"{SHAPES_PER_ITERATION} per iteration: never repeats, must not be slower"},
+    "linear_rows_nobias": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 24,
+                           "what": "linear_rows without biases (cublasGemmEx): never repeats, must not be slower"},
+    "seq_lengths": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 44,
+                    "what": f"one nn.TransformerEncoderLayer (256 wide, 8 heads, FFN 1024, batch_first), bf16, batch 1, "
+                            f"inference_mode (PyTorch's fused encoder path, its attention by PyTorch's choice), fed "
+                            f"{len(SEQ_LENGTHS)} sequence lengths ({SEQ_LENGTHS[0]}..{SEQ_LENGTHS[-1]}) in turn, "
+                            f"{SEQS_PER_ITERATION} calls per iteration: never repeats, must not be slower"},
+    "fresh_sizes": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 44,
+                    "what": f"a small conv+MLP model (2 conv+BatchNorm2d+ReLU 3->32, average pool, Linear 32->256, "
+                            f"ReLU, Linear 256->10), fp32, inference_mode, whose input has a new size (batch 2..5, "
+                            f"8..22 x 8..12) every forward, {len(FRESH_SIZES)} sizes shuffled, {FRESH_PER_ITERATION} "
+                            "forwards per iteration: never repeats, must not be slower"},
+    "decode_grow": {"timed": 4, "warmup": 40, "drop": True, "compare": False, "plans": DECODE_STEPS + 4,
+                    "what": f"one decode step per iteration: per layer ({DECODE_LAYERS}) one token's attention, "
+                            f"q @ k^T and softmax @ v by torch.bmm (cublasGemmStridedBatchedEx), bf16, "
+                            f"{DECODE_HEADS} heads of {DECODE_HEAD_DIM}, over a KV cache whose length grows by one "
+                            f"every step ({DECODE_PROMPT + 1}..{DECODE_PROMPT + DECODE_STEPS}, then again): never "
+                            "repeats, must not be slower. Long warm-up (40 steps, 640 GEMMs, more than a family's "
+                            "512-key graph cache) so that each block measures the cache full, as a decode loop that "
+                            "never switches does"},
+    "lstm": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False, "plans": 40,
+             "what": f"a 2-layer nn.LSTM(64, 128), fp32, batch 4, inference_mode (cuDNN's RNN API, its cuBLASLt "
+                     f"matmuls inside), fed {len(LSTM_LENGTHS)} sequence lengths ({LSTM_LENGTHS[0]}.."
+                     f"{LSTM_LENGTHS[-1]}) shuffled, {LSTM_PER_ITERATION} calls per iteration: never repeats, must "
+                     "not be slower. The usual warm-up: if cuDNN's RNN makes a cuBLASLt matmul per step and layer, "
+                     "its 16 warm-up calls make more than a family's 512-key graph cache holds, and each block "
+                     "starts with the cache full, as a program that never switches (the calls per iteration say)"},
     "conv_bn16_big": {"timed": 2, "warmup": WARMUP, "drop": True,
                       "what": f"conv_bn16_fp32 at batch {BIG_BATCH}: the GPU sets the pace, wall time is the measure"},
     "bn16_train": {"timed": 2, "warmup": WARMUP, "drop": True,
@@ -62,8 +123,11 @@ WORKLOADS = {
     "eval16_big": {"timed": 2, "warmup": WARMUP,
                    "what": f"one forward of the 16-layer network, batch {BIG_BATCH}, 32x32, eval: the GPU is the bottleneck"},
 }
-DEFAULT_WORKLOADS = ("conv_bn16_fp32", "conv_bn16_fp32_train", "stack_bias", "stack_nobias", "stack_bias_train",
-                     "conv_many_shapes", "conv_bn16_big", "sdpa", "eval16", "train16", "sdpa_train", "eval16_big")
+NEVER_REPEATING = ("conv_many_shapes", "conv_bn_shapes", "linear_rows", "linear_rows_nobias", "seq_lengths",
+                   "fresh_sizes", "decode_grow", "lstm")
+DEFAULT_WORKLOADS = ("conv_bn16_fp32", "conv_bn16_fp32_train", "mlp_fp32_train", "stack_bias", "stack_nobias",
+                     "stack_bias_train", *NEVER_REPEATING, "conv_fresh", "conv_bn16_big", "sdpa", "eval16", "train16",
+                     "sdpa_train", "eval16_big")
 
 # The issues' targets: percent faster (mean paired CPU-time gain over the mean off time) with the
 # features on, and the 95% interval above zero. Those of graph replay (7) hold for every feature on
@@ -75,6 +139,8 @@ TARGETS = {("eval16", 3): 1.5, ("sdpa", 3): 3.0,
 _FLOORS = {("sdpa_train", "cpu"): -1.0, ("sdpa_train", "wall"): -1.0, ("eval16_big", "wall"): -1.0,
            ("conv_bn16_big", "wall"): -1.0}
 FLOORS = {(w, c, m): p for (w, m), p in _FLOORS.items() for c in (7, 31)}
+# The loads that never repeat must not be slower with any feature on: CPU time, every condition.
+FLOORS.update({(w, c, "cpu"): NOT_SLOWER_PERCENT for w in NEVER_REPEATING for c in (1, 2, 3, 7, 15, 23, 31)})
 
 
 def make_workload(name, device):
@@ -140,22 +206,130 @@ def make_workload(name, device):
             optimizer.step()
             return (loss.detach(),)
         return step, stack
-    if name == "conv_many_shapes":
+    if name in ("conv_many_shapes", "conv_bn_shapes"):
         torch.manual_seed(0)
-        conv = torch.nn.Conv2d(3, 32, 3, padding=1, bias=False).to(device)
-        generator = torch.Generator().manual_seed(5)
-        inputs = [torch.randn(1, 3, h, w, generator=generator).to(device) for h, w in MANY_SHAPES]
-        position = [0]
+        model = (torch.nn.Conv2d(3, 32, 3, padding=1, bias=False).to(device) if name == "conv_many_shapes"
+                 else models.conv_bn_stack(device, depth=1).eval())
+        inputs = random_inputs([(1, 3, h, w) for h, w in MANY_SHAPES], device)
         stack.enter_context(torch.inference_mode())
+        return in_turn(model, inputs, SHAPES_PER_ITERATION), stack
+    if name in NEVER_REPEATING or name in ("mlp_fp32_train", "conv_fresh"):
+        return more_workload(name, torch, models, device, stack)
+    return backend_workload(name, torch, workload, device, stack)
+
+
+def random_inputs(shapes, device, dtype=None, seed=5):
+    """One input per shape, in order, the same in every run."""
+    import torch
+    generator = torch.Generator().manual_seed(seed)
+    made = [torch.randn(*shape, generator=generator) for shape in shapes]
+    return [t.to(device) if dtype is None else t.to(device, dtype) for t in made]
+
+
+def in_turn(model, inputs, per_iteration):
+    """step(): `model` on the next `per_iteration` inputs, cycling through them; the last output."""
+    position = [0]
+
+    def step():
+        out = None
+        for _ in range(per_iteration):
+            out = model(inputs[position[0]])
+            position[0] = (position[0] + 1) % len(inputs)
+        return (out,)
+    return step
+
+
+def shuffled(items, seed):
+    items = list(items)
+    random.Random(seed).shuffle(items)
+    return items
+
+
+def more_workload(name, torch, models, device, stack):
+    """The loads that never repeat (but conv_many_shapes and conv_bn_shapes), mlp_fp32_train and conv_fresh."""
+    nn, F = torch.nn, torch.nn.functional
+    torch.manual_seed(0)
+    if name in ("linear_rows", "linear_rows_nobias"):
+        model = nn.Sequential(*(nn.Linear(LINEAR_WIDTH, LINEAR_WIDTH, bias=name == "linear_rows")
+                                for _ in range(LINEAR_DEPTH))).to(device, torch.bfloat16).eval()
+        inputs = random_inputs([(rows, LINEAR_WIDTH) for rows in ROW_COUNTS], device, torch.bfloat16)
+        stack.enter_context(torch.inference_mode())
+        return in_turn(model, inputs, SHAPES_PER_ITERATION), stack
+    if name == "seq_lengths":
+        model = nn.TransformerEncoderLayer(256, 8, dim_feedforward=1024, dropout=0.0,
+                                           batch_first=True).to(device, torch.bfloat16).eval()
+        inputs = random_inputs([(1, n, 256) for n in SEQ_LENGTHS], device, torch.bfloat16)
+        stack.enter_context(torch.inference_mode())
+        return in_turn(model, inputs, SEQS_PER_ITERATION), stack
+    if name == "fresh_sizes":
+        model = nn.Sequential(models.conv_bn_stack(device, depth=2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                              nn.Linear(models.WIDTH, 256), nn.ReLU(), nn.Linear(256, 10)).to(device).eval()
+        inputs = random_inputs([(b, 3, h, w) for b, h, w in shuffled(FRESH_SIZES, 7)], device)
+        stack.enter_context(torch.inference_mode())
+        return in_turn(model, inputs, FRESH_PER_ITERATION), stack
+    if name == "lstm":
+        model = nn.LSTM(64, 128, num_layers=2, batch_first=True).to(device).eval()
+        inputs = random_inputs([(4, n, 64) for n in shuffled(LSTM_LENGTHS, 8)], device)
+        stack.enter_context(torch.inference_mode())
+        return in_turn(lambda x: model(x)[0], inputs, LSTM_PER_ITERATION), stack
+    if name == "decode_grow":
+        return decode_grow(torch, device, stack), stack
+    if name == "mlp_fp32_train":
+        models.deterministic()
+        layers = []
+        for i in range(8):
+            layers += [nn.Linear(256, 256)] + ([nn.ReLU()] if i < 7 else [])
+        net = nn.Sequential(*layers).to(device).train()
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.0)  # the same work every step
+        x = random_inputs([(16, 256)], device)[0]
+        target = torch.zeros(16, 256, device=device)
 
         def step():
-            out = None
-            for _ in range(SHAPES_PER_ITERATION):
-                out = conv(inputs[position[0]])
-                position[0] = (position[0] + 1) % len(inputs)
-            return (out,)
+            optimizer.zero_grad(set_to_none=True)
+            loss = F.mse_loss(net(x), target)
+            loss.backward()
+            optimizer.step()
+            return loss.detach(), net[0].weight.grad
         return step, stack
-    return backend_workload(name, torch, workload, device, stack)
+    # conv_fresh: the next input of the ring every iteration; the activations as PyTorch allocates them.
+    net = models.conv_bn_stack(device).eval()
+    inputs = models.images(FRESH_RING, 1, device)
+    position = [0]
+    stack.enter_context(torch.inference_mode())
+
+    def step():
+        x = inputs[position[0]]
+        position[0] = (position[0] + 1) % FRESH_RING
+        return (net(x),)
+    step.variants = FRESH_RING
+    step.which = lambda: (position[0] - 1) % FRESH_RING
+    return step, stack
+
+
+def decode_grow(torch, device, stack):
+    """decode_grow's step: per layer, the new token's key and value written into the layer's cache,
+    then q @ k^T over the cache so far, softmax, @ v (torch.bmm on views of the cache: strided batched
+    GEMMs, no copy); the KV length grows by one per step and starts again after DECODE_STEPS."""
+    heads, dim, longest = DECODE_HEADS, DECODE_HEAD_DIM, DECODE_PROMPT + DECODE_STEPS
+    caches = random_inputs([(heads, longest, dim)] * (2 * DECODE_LAYERS), device, torch.bfloat16)
+    tokens = random_inputs([(heads, 1, dim)] * (3 * DECODE_LAYERS), device, torch.bfloat16, seed=6)  # q, k, v
+    scale = dim ** -0.5
+    length = [DECODE_PROMPT]
+    stack.enter_context(torch.inference_mode())
+
+    def step():
+        n = length[0] + 1
+        out = None
+        for layer in range(DECODE_LAYERS):
+            keys, values = caches[2 * layer], caches[2 * layer + 1]
+            q, k, v = tokens[3 * layer:3 * layer + 3]
+            keys[:, n - 1:n].copy_(k)
+            values[:, n - 1:n].copy_(v)
+            scores = torch.bmm(q, keys[:, :n].transpose(1, 2))  # (heads, 1, n)
+            out = torch.bmm(torch.softmax(scores * scale, dim=-1), values[:, :n])  # (heads, 1, dim)
+        length[0] = n if n < longest else DECODE_PROMPT
+        return (out,)
+    return step
 
 
 def backend_workload(name, torch, workload, device, stack):

@@ -1,14 +1,18 @@
 """The GPU harness's analysis, without a GPU (ctest: "harness: ..."): gpu/pytorch/ab.py's parent on
-synthetic pairs (--from-json), the tables it writes, and gpu/summarize.py on its report; and every
-script of gpu/ compiles.
+synthetic pairs (--from-json), the tables it writes, and gpu/summarize.py on its report;
+gpu/pytorch/generate_ab.py's analysis on a synthetic run; and every script of gpu/ compiles.
 
 Synthetic pairs with a known saving (120 us per iteration over 32 replayed ops: 3750 ns per op) must
 come back as such; a block of an older report (no counters read, no features_capable) must still be
-analysed; a condition the shim could not grant in full must say so. Standard library only.
+analysed; a condition the shim could not grant in full must say so; a load that never repeats 2%
+slower must fail its floor; a replay family the harness has never heard of (sgemm) must show in the
+calls per iteration. Synthetic generations (off 10 ms, 8% saved, 90 of 100 GEMMs a generate
+replayed) must come back as such, and a differing token id must fail the run. Standard library only.
 """
 import json
 import py_compile
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -39,6 +43,59 @@ def workload(name, off_us, saving_us, replayed, condition=31, capable=31, counte
     return entry
 
 
+def generation(saving_percent=8.0, stretches=3, timed=16, pairs=8, seed=4):
+    """A synthetic generate_ab.py model entry: per generate 10 ms off, saving_percent less on."""
+    rng = random.Random(seed)
+
+    def arm(on, count):
+        times = [10e6 * (1 - saving_percent / 100 * on) + rng.gauss(0, 5e4) for _ in range(count)]
+        counts = {"gemm_launches": 90 * count, "gemm_direct": 6 * count, "gemm_captured": 4 * count,
+                  "legacy_bn_launches": 5 * count} if on else {"skipped": count}
+        return {"in_effect": 31 if on else 0, "cpu_ns": times, "wall_ns": [t + 1e5 for t in times], "other_ids": 0,
+                "counts": counts}
+    mean = statistics.fmean
+    return {"what": "synthetic", "capable": 31, "same_in_process": True, "ids_on": [[1, 2], [3, 4]],
+            "stretch": {"warmup": 8, "timed": timed}, "block": {"warmup": 2, "timed": 4},
+            "stretches": [{"on": arm(1, timed), "off": arm(0, timed)} for _ in range(stretches)],
+            "pairs": [{k: {**b, "cpu_ns": mean(b["cpu_ns"]), "wall_ns": mean(b["wall_ns"])}
+                       for k, b in (("on", arm(1, 4)), ("off", arm(0, 4)))} for _ in range(pairs)]}
+
+
+def check_generate(tmp, expect):
+    """generate_ab.py --from-json on synthetic runs: the rows, the replayed share, the ids."""
+    report = {"program": "gpu/pytorch/generate_ab.py", "models": "llama,gpt2", "seed": 1,
+              "references": [{"label": "reference 1 (no shim)", "exit_code": 0,
+                              "models": {"llama": {"ids": [[1, 2], [3, 4]]}, "gpt2": {"ids": [[1, 2], [3, 4]]}}}],
+              "child": {"exit_code": 0, "seconds": 100, "models": {"llama": generation(), "gpt2": generation(seed=5)}}}
+    (tmp / "gen.json").write_text(json.dumps(report))
+    done = subprocess.run([sys.executable, str(REPO / "gpu/pytorch/generate_ab.py"), "--from-json", str(tmp / "gen.json"),
+                           "--json", str(tmp / "gen-out.json"), "--resamples", "300"], capture_output=True, text=True)
+    expect(done.returncode == 0, f"generate_ab.py --from-json exits 0 ({done.returncode}: {done.stderr[-500:]})")
+    if done.returncode != 0:
+        return
+    out = json.loads((tmp / "gen-out.json").read_text())
+    rows = {(r["workload"], r["metric"]): r for r in out["rows"]}
+    steady = rows[("llama steady", "cpu")]
+    expect(abs(steady["gain_percent"] - 8) < 0.5 and steady["target_passed"] and steady["pairs"] == 48,
+           f"llama steady: 8% saved over 48 pairs, target passed ({steady.get('gain_percent')}, {steady['pairs']})")
+    expect(abs(steady["ratio"] - 0.92) < 0.005, f"on/off ratio 0.92 ({steady['ratio']})")
+    expect(rows[("gpt2 blocks", "cpu")]["pairs"] == 8, "gpt2's 8 pairs of long blocks")
+    found = out["findings"]["llama"]
+    expect(abs(found["steady_replay"]["share_percent"] - 90) < 1e-9 and found["replayed_passed"],
+           f"90% of the GEMMs replayed, captures counted as not ({found['steady_replay'].get('share_percent')})")
+    expect(found["steady_replay"]["calls_per_generate"].get("gemm", {}).get("calls") == 100
+           and "legacy_bn" not in found["steady_replay"]["families"],
+           "100 GEMMs a generate; cuDNN's legacy_bn not in the cuBLAS share")
+    expect(found["against_no_shim"]["passed"] is True and "ids identical" in out["summary_line"],
+           f"ids identical in the process and against no shim: {out['summary_line']}")
+    report["child"]["models"]["gpt2"]["ids_on"] = [[1, 2], [3, 5]]
+    (tmp / "gen.json").write_text(json.dumps(report))
+    done = subprocess.run([sys.executable, str(REPO / "gpu/pytorch/generate_ab.py"), "--from-json", str(tmp / "gen.json"),
+                           "--resamples", "100"], capture_output=True, text=True)
+    expect(done.returncode == 1 and "DIFFERED against no shim" in done.stdout,
+           f"an id that differs from the run without the shim fails the run ({done.returncode})")
+
+
 def main():
     failures = []
 
@@ -61,7 +118,10 @@ def main():
                   "workloads": {"conv_bn16_fp32": workload("conv_bn16_fp32", 900, 120, 32),
                                 "stack_bias": workload("stack_bias", 2000, 300, 90, capable=7, seed=1),
                                 "eval16": workload("eval16", 1000, 80, 16, condition=7, counted=False, seed=2),
-                                "conv_bn16_big": workload("conv_bn16_big", 5000, 0, 32, seed=3)}}
+                                "conv_bn16_big": workload("conv_bn16_big", 5000, 0, 32, seed=3),
+                                "linear_rows": workload("linear_rows", 1000, -20, 0, seed=4)}}
+        report["workloads"]["conv_bn16_fp32"]["census"]["31"]["counts"].update(
+            {"sgemm_direct": 17 * 80, "lt_matmul_launches": 8 * 80})  # 80 timed iterations
         (tmp / "in.json").write_text(json.dumps(report))
         done = subprocess.run([sys.executable, str(REPO / "gpu/pytorch/ab.py"), "--from-json", str(tmp / "in.json"),
                                "--json", str(tmp / "ab.json"), "--markdown", str(tmp / "ab.md"), "--resamples", "300"],
@@ -84,16 +144,23 @@ def main():
                "an older report: analysed, no counters, eval16's 10% target missed at 8%")
         big = rows[("conv_bn16_big", "wall")]
         expect(big.get("floor_passed") is True, "conv_bn16_big's wall-time floor holds at no change")
+        rows_cpu = rows[("linear_rows", "cpu")]
+        expect(rows_cpu.get("floor_passed") is False and rows_cpu["floor_percent"] == -0.5,
+               f"linear_rows 2% slower fails its -0.5% floor ({rows_cpu.get('ci_low_percent')})")
         markdown = (tmp / "ab.md").read_text()
         expect(any(line.startswith("| conv_bn16_fp32 | all | 40 | ") and line.endswith("| 32.0 | 3750 [3750, 3750] | 3750 |")
                    for line in markdown.splitlines()), "the saving table's conv row: 32 ops, 3750 ns each")
         expect("| eval16 | graphs | 40 |" in markdown and "not counted" in markdown, "the saving table's older row")
+        expect("calls per iteration: legacy_bn 16 (launches 16, captured 0, direct 0); sgemm 17 (launches 0, "
+               "captured 0, direct 17); lt_matmul 8 (launches 8, captured 0, direct 0)" in markdown,
+               "the calls per iteration of each family, sgemm (unknown to the harness) included")
         done = subprocess.run([sys.executable, str(REPO / "gpu/summarize.py"), "--out", str(tmp), "--step", "build=ok",
                                "--step", "ab=ok", "--ab", str(tmp / "ab.json")], capture_output=True, text=True)
         summary = (tmp / "summary.md").read_text() if (tmp / "summary.md").exists() else ""
         expect("conv_bn16_fp32 all +13.3" in summary and "stack_bias all (granted 7) +15.0" in summary,
                "summarize.py quotes each workload's gain")
         expect("Per iteration, means" in summary, "summary.md holds the saving table")
+        check_generate(tmp, expect)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} of the checks above failed")
     return 1 if failures else 0
 
