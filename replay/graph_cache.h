@@ -140,21 +140,58 @@ class GraphCache {
 
   Entry& entry(const Lease& lease) noexcept { return entries_[lease.entry_plus_one - 1]; }
 
-  // A lease on the entry of `key`, made if there is none (then `inserted`). Empty when every
-  // entry of the key's set is leased or doomed. `evicted` receives the graph of an entry recycled
-  // to make room, if it had one.
-  __attribute__((hot)) Lease acquire_or_insert(const Key& key, bool& inserted, Released& evicted) noexcept {
-    inserted = false;
-    evicted = {};
-    const std::uint64_t hash = key.hash();
+  // A lease on the entry of `key` (whose hash is `hash`), if it has one.
+  __attribute__((hot)) Lease acquire(const Key& key, std::uint64_t hash) noexcept {
     const std::size_t first = set_of(hash) * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
       // Relaxed: a filter only; the word decides.
       if (tags_[i].load(std::memory_order_relaxed) != tag_of(hash)) continue;
       if (Lease lease = try_lease(i, key)) return lease;
     }
+    return {};
+  }
+
+  // A lease on the entry of `key`, made if there is none (then `inserted`). Empty when every
+  // entry of the key's set is leased or doomed. `evicted` receives the graph of an entry recycled
+  // to make room, if it had one.
+  Lease acquire_or_insert(const Key& key, bool& inserted, Released& evicted) noexcept {
+    const std::uint64_t hash = key.hash();
+    evicted = {};
+    inserted = false;
+    if (Lease lease = acquire(key, hash)) return lease;
     inserted = true;
     return insert(key, hash, evicted);
+  }
+
+  // A new entry for `key` (which has none: acquire() missed): a free entry, or one only the cache
+  // holds (clock with a second chance; entries holding a graph are passed over on the first lap),
+  // filled with `key`. Empty when every entry of its set is leased or doomed. `evicted` receives
+  // the graph of an entry recycled to make room, if it had one.
+  Lease insert(const Key& key, std::uint64_t hash, Released& evicted) noexcept {
+    evicted = {};
+    const std::size_t set = set_of(hash);
+    const std::size_t first = set * Ways;
+    for (std::size_t i = first; i < first + Ways; ++i) {
+      std::uint64_t word = entries_[i].word.load(std::memory_order_relaxed);
+      // Not a doomed one: its last holder is about to free it (free_entry() stores the word).
+      if (references_of(word) == 0 && !(word & kDoomed) && claim(entries_[i], word)) return fill(i, hash, key);
+    }
+    for (std::size_t step = 0; step < 3 * Ways; ++step) {
+      // Relaxed: the hand only spreads the choice.
+      const std::size_t i = first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways;
+      Entry& e = entries_[i];
+      std::uint64_t word = e.word.load(std::memory_order_relaxed);
+      const std::uint32_t references = references_of(word);
+      if ((references != 0 && references != 1) || (word & kDoomed)) continue;
+      if (references == 1 && e.recently_used.exchange(0, std::memory_order_relaxed)) continue;
+      if (references == 1 && step < Ways && e.graph.load(std::memory_order_relaxed) != nullptr) continue;
+      if (!claim(e, word)) continue;
+      // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
+      evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
+                 e.used.load(std::memory_order_relaxed) != 0, references == 1};
+      return fill(i, hash, key);
+    }
+    return {};
   }
 
   // Gives a lease back; `released` receives the graph if this was the last reference of a
@@ -245,34 +282,6 @@ class GraphCache {
         if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
         return {static_cast<std::uint32_t>(i + 1), generation_of(word)};
       }
-    }
-    return {};
-  }
-
-  // Claims a free entry, or one only the cache holds (clock with a second chance; entries holding
-  // a graph are passed over on the first lap), and fills it with `key`.
-  Lease insert(const Key& key, std::uint64_t hash, Released& evicted) noexcept {
-    const std::size_t set = set_of(hash);
-    const std::size_t first = set * Ways;
-    for (std::size_t i = first; i < first + Ways; ++i) {
-      std::uint64_t word = entries_[i].word.load(std::memory_order_relaxed);
-      // Not a doomed one: its last holder is about to free it (free_entry() stores the word).
-      if (references_of(word) == 0 && !(word & kDoomed) && claim(entries_[i], word)) return fill(i, hash, key);
-    }
-    for (std::size_t step = 0; step < 3 * Ways; ++step) {
-      // Relaxed: the hand only spreads the choice.
-      const std::size_t i = first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways;
-      Entry& e = entries_[i];
-      std::uint64_t word = e.word.load(std::memory_order_relaxed);
-      const std::uint32_t references = references_of(word);
-      if ((references != 0 && references != 1) || (word & kDoomed)) continue;
-      if (references == 1 && e.recently_used.exchange(0, std::memory_order_relaxed)) continue;
-      if (references == 1 && step < Ways && e.graph.load(std::memory_order_relaxed) != nullptr) continue;
-      if (!claim(e, word)) continue;
-      // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
-      evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                 e.used.load(std::memory_order_relaxed) != 0, references == 1};
-      return fill(i, hash, key);
     }
     return {};
   }

@@ -231,14 +231,18 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
   const bool judged = Admission::admit(admission);
-  if (!judged && !Admission::sampled(admission, key.hash()))
+  const std::uint64_t hash = key.hash();
+  if (!judged && !Admission::sampled(admission, hash))
     return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
-  GraphCache& cache = g_graphs[static_cast<int>(call.family)];
-  // Noted before the insert, so that no entry can exist unseen.
-  g_seen_handles[static_cast<int>(call.family)].note(reinterpret_cast<const void*>(key.words[0]));
-  bool inserted = false;
+  const int f = static_cast<int>(call.family);
+  GraphCache& cache = g_graphs[f];
   Released evicted;
-  const GraphCache::Lease lease = cache.acquire_or_insert(key, inserted, evicted);
+  GraphCache::Lease lease = cache.acquire(key, hash);
+  if (!lease) {
+    // Noted before the insert, so that no entry can exist unseen.
+    g_seen_handles[f].note(reinterpret_cast<const void*>(key.words[0]));
+    lease = cache.insert(key, hash, evicted);
+  }
   if (evicted.entry) {
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);

@@ -20,7 +20,7 @@ namespace cudnn_fastpath::shim {
 // who called), and not from a dlsym caller that was answered the library's own function for a name
 // of one of the `declined` kinds (callers.h: what it sets through that one is never recorded, so
 // its calls must not be replayed).
-inline bool programs_call(const void* caller, std::uint32_t declined) noexcept {
+__attribute__((always_inline)) inline bool programs_call(const void* caller, std::uint32_t declined) noexcept {
   if (inside_library_call()) return false;
   const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
   return c == nullptr || (!c->in_library.load(std::memory_order_relaxed) &&
@@ -43,7 +43,7 @@ struct Gate {
 // call is the family's to replay (and the process has made a call the report at exit covers).
 // `kOffset` and `kLeader` are the entry point's member of DispatchV1.
 template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
-inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m, const void* caller, Real real,
+__attribute__((always_inline)) inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m, const void* caller, Real real,
                              Args... args) noexcept {
   if (__builtin_expect(m & mode::kFollower, 0)) {
     const DispatchV1& lead = leader();
