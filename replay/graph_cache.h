@@ -15,10 +15,11 @@
 // taken anywhere (destroying an executable graph that is still running on the GPU is legal).
 //
 // What an entry holds besides its key: how many direct executes it has seen, its phase (counting,
-// being captured, ready, never), the executable graph and the context it was captured in, whether
-// it was ever launched (an entry evicted unlaunched is a waste to replay/admission.h), how often it
-// was re-captured, and the host bytes the graph baked in that the key does not hold (a variant
-// pack's by-value tensors: at most kByValueBytes, in at most kMaxByValue tensors of the pack). Those are written only by the thread that moved the
+// being captured, ready, never), the executable graph and the context it was captured in, how
+// often it was launched since (an entry evicted before its launches repaid its capture is a waste
+// to replay/admission.h), how often it was re-captured, and the host bytes the graph baked in that
+// the key does not hold (a variant pack's by-value tensors: at most kByValueBytes, in at most
+// kMaxByValue tensors of the pack). Those are written only by the thread that moved the
 // phase to kCapturing (one at a time, by a CAS) and published by the release store of the next
 // phase; readers acquire the phase first. Content fields are relaxed atomics, so that a reader of
 // a stale entry reads defined values.
@@ -43,12 +44,12 @@ enum class Phase : std::uint8_t {
 };
 
 // A graph the cache let go of, for the caller to destroy with `library` (nobody leases it now);
-// `used`: it was launched at least once; `entry`: an insert recycled an entry that held a key (its
-// graph may be null: it was not captured yet).
+// `launches`: how often it was launched again after its capture (up to 255); `entry`: an insert
+// recycled an entry that held a key (its graph may be null: it was not captured yet).
 struct Released {
   void* graph = nullptr;
   std::uintptr_t library = 0;
-  bool used = false;
+  std::uint8_t launches = 0;
   bool entry = false;
 };
 
@@ -76,7 +77,7 @@ class GraphCache {
     std::atomic<std::uint8_t> recaptures{0};
     std::atomic<std::uint8_t> recently_used{0};
     std::atomic<std::uint8_t> by_value_count{0};
-    std::atomic<std::uint8_t> used{0};  // launched at least once
+    std::atomic<std::uint8_t> launches{0};  // launched again since its capture, up to 255
     std::atomic<void*> graph{nullptr};
     std::atomic<void*> context{nullptr};
     std::atomic<std::uintptr_t> library{0};  // what made `graph` (the caller destroys with it)
@@ -96,9 +97,12 @@ class GraphCache {
     }
     // Ends a capture (or any phase change by the capturing thread). Release: see current_phase().
     void publish(Phase next) noexcept { phase.store(next, std::memory_order_release); }
-    // A launch of the graph (for the admission rule). Relaxed: a flag read when it is evicted.
+    // A launch of the graph again (for the admission rule). Relaxed: a count read when it is
+    // evicted; two threads launching one key at once (which the libraries forbid on one handle)
+    // may lose one.
     void note_launch() noexcept {
-      if (!used.load(std::memory_order_relaxed)) used.store(1, std::memory_order_relaxed);
+      const std::uint8_t n = launches.load(std::memory_order_relaxed);
+      if (n != 255) launches.store(static_cast<std::uint8_t>(n + 1), std::memory_order_relaxed);
     }
 
     ByValue by_value_at(int i) const noexcept {
@@ -188,7 +192,7 @@ class GraphCache {
       if (!claim(e, word)) continue;
       // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
       evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                 e.used.load(std::memory_order_relaxed) != 0, references == 1};
+                 e.launches.load(std::memory_order_relaxed), references == 1};
       return fill(i, hash, key);
     }
     return {};
@@ -296,7 +300,7 @@ class GraphCache {
     Entry& e = entries_[i];
     e.key_length.store(key.length, std::memory_order_relaxed);
     for (std::uint32_t k = 0; k < key.length; ++k) e.key[k].store(key.words[k], std::memory_order_relaxed);
-    e.used.store(0, std::memory_order_relaxed);
+    e.launches.store(0, std::memory_order_relaxed);
     e.executes.store(0, std::memory_order_relaxed);
     e.phase.store(Phase::kCounting, std::memory_order_relaxed);
     e.recaptures.store(0, std::memory_order_relaxed);
@@ -316,7 +320,7 @@ class GraphCache {
   // its graph goes to the caller.
   Released free_entry(Entry& e, std::uint64_t word) noexcept {
     const Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                     e.used.load(std::memory_order_relaxed) != 0, false};
+                     e.launches.load(std::memory_order_relaxed), false};
     tags_[&e - entries_].store(0, std::memory_order_relaxed);
     // Release: the graph taken above happens before a later claim of this entry.
     e.word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_release);

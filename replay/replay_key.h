@@ -81,4 +81,16 @@ struct ReplayKey {
   }
 };
 
+// A hash of part of what a call's key will hold (its pointers, say), for the admission rule's
+// sampled keys (admission.h), made before the key is written: a declined call writes none. The same
+// part of the same key always hashes the same, so a sampled key is sampled whenever it comes.
+class SampleHash {
+ public:
+  void add(std::uint64_t word) noexcept { sum_ = (sum_ + word) * 0x9e3779b97f4a7c15ull; }
+  std::uint64_t value() const noexcept { return avalanche(sum_); }
+
+ private:
+  std::uint64_t sum_ = 0;
+};
+
 }  // namespace cudnn_fastpath::replay

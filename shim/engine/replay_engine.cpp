@@ -30,6 +30,7 @@ struct FamilyFacts {
   const char* noun;     // one of its calls, in messages
   unsigned feature;     // the CUDNN_FASTPATH_FEATURE_* bit that switches it
   HandleOwner handle;   // whose handle is the first word of its keys
+  std::uint8_t capture_cost;  // launches that repay a capture
   Counter outcomes[static_cast<int>(Outcome::kCount)];  // its counter of each outcome
 };
 // The counters of a prefixed family are CUDNN_FASTPATH_REPLAY_COUNTERS, in Outcome's order; an own
@@ -44,8 +45,8 @@ struct FamilyFacts {
    Counter::graph_refusals_capturing, Counter::graph_refusals_context, Counter::graph_refusals_failed, \
    Counter::graph_refusals_full, Counter::graph_refusals_host_pointer, Counter::graphs_declined}
 constexpr FamilyFacts kFacts[kFamilies] = {
-#define CUDNN_FASTPATH_FAMILY_FACTS(C, name, group, feature, noun, handle, counters) \
-  {noun, CUDNN_FASTPATH_FEATURE_##feature, HandleOwner::handle, CUDNN_FASTPATH_OUTCOMES_##counters(name)},
+#define CUDNN_FASTPATH_FAMILY_FACTS(C, name, group, feature, noun, handle, capture_cost, counters) \
+  {noun, CUDNN_FASTPATH_FEATURE_##feature, HandleOwner::handle, capture_cost, CUDNN_FASTPATH_OUTCOMES_##counters(name)},
     CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_FACTS, )
 #undef CUDNN_FASTPATH_FAMILY_FACTS
 };
@@ -54,6 +55,10 @@ constexpr FamilyFacts kFacts[kFamilies] = {
 #undef CUDNN_FASTPATH_OUTCOMES_prefixed
 
 const FamilyFacts& facts(Family family) { return kFacts[static_cast<int>(family)]; }
+
+// Whether an entry the cache let go of paid for itself: its graph launched again at least as often
+// as a capture costs (an entry never captured: launched at all, which it never was).
+bool repaid(Family family, const Released& r) { return r.launches >= (r.graph ? facts(family).capture_cost : 1); }
 
 // The handles that ever headed a key of each family: a destroyed handle that never did costs a
 // load, not a pass over the cache.
@@ -224,16 +229,23 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcep
   return call.run(call.context, nullptr);
 }
 
-int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
+Admitting admit(Family family, std::uint64_t sample) noexcept {
   ReplayThread* t = replay_thread();
-  if (t == nullptr || t->capturing || t->nested != 0) return run_direct(call, m);
-  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
+  if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
+  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(family))];
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  const bool judged = Admission::admit(admission);
+  if (Admission::admit(admission)) return Admitting::kJudged;
+  return Admission::sampled(admission, sample) ? Admitting::kSampled : Admitting::kDeclined;
+}
+
+int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept {
+  if (admitting == Admitting::kDirect) return run_direct(call, m);
+  if (admitting == Admitting::kDeclined) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
+  ReplayThread* t = t_replay;  // admit() found or made it
+  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
+  const bool judged = admitting == Admitting::kJudged;
   const std::uint64_t hash = key.hash();
-  if (!judged && !Admission::sampled(admission, hash))
-    return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   const int f = static_cast<int>(call.family);
   GraphCache& cache = g_graphs[f];
   Released evicted;
@@ -246,7 +258,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept {
   if (evicted.entry) {
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
-    if (!evicted.used && judged) Admission::waste(admission);
+    if (!repaid(call.family, evicted) && judged) Admission::waste(admission);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
   GraphCache::Entry& e = cache.entry(lease);
@@ -281,7 +293,7 @@ void destroy_graph(const Released& r) noexcept {
 }
 
 void note_forgotten(Family family, const Released& r) noexcept {
-  if (r.graph == nullptr || r.used) return;
+  if (r.graph == nullptr || repaid(family, r)) return;
   if (ReplayThread* t = t_replay) Admission::waste(t->admission[static_cast<int>(admitted(family))]);
 }
 

@@ -27,6 +27,7 @@
 #include "replay/graph_cache.h"
 #include "replay/replay_key.h"
 #include "shim/engine/replay_thread.h"
+#include "shim/libraries/mode.h"
 #include "shim/libraries/real_symbols.h"
 #include "shim/process/counters.h"
 
@@ -73,9 +74,17 @@ struct ReplayCall {
   bool (*same_host_bytes)(void* context, const HostBytes& entry);
 };
 
-// Runs `call`, whose key is `key` (complete), as the rules above say; the family's feature is on
-// (mode `m`). Returns what the program gets.
-int replay(const Key& key, const ReplayCall& call, std::uint32_t m) noexcept;
+// Whether a call of `family` goes through its graph cache (replay/admission.h), asked before its key
+// is written, so that a cache that backs off costs its declined calls no key: kJudged (admitting,
+// or a probe by count), kSampled (backing off, but the call is of a sampled key: `sample` is a hash
+// of part of what its key holds, the same whenever the key comes), kDeclined, or kDirect (no
+// replay block, or inside one of the shim's captures or library calls).
+enum class Admitting : std::uint8_t { kJudged, kSampled, kDeclined, kDirect };
+Admitting admit(Family family, std::uint64_t sample) noexcept;
+
+// Runs `call`, whose key is `key` (complete), as the rules above say and admit() answered; the
+// family's feature is on (mode `m`). Returns what the program gets.
+int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept;
 
 // Runs `call` as it came, counted as a direct run of its family (`refusal`, when given, counted
 // as why).
@@ -87,6 +96,17 @@ enum class Outcome : int { kDirect, kCaptured, kLaunch, kCapturing, kContext, kF
 Counter counter_of(Family family, Outcome outcome) noexcept;
 
 
+// A call admit() declined: run as it came, counted as a direct run of its family and a declined one.
+template <typename Run>
+auto run_declined(Family family, std::uint32_t m, Run&& run) noexcept {
+  if (m & mode::kCounting) {
+    count(counter_of(family, Outcome::kDirect));
+    count(counter_of(family, Outcome::kDeclined));
+  }
+  const LibraryCall inside;
+  return run();
+}
+
 // Destroys a graph the cache let go of.
 void destroy_graph(const replay::Released& released) noexcept;
 
@@ -96,7 +116,7 @@ void note_forgotten(Family family, const replay::Released& released) noexcept;
 
 // Forgets the graphs of `family` whose key `matches` (a predicate on GraphCache::StoredKey): each
 // destroyed now, or by the run that still holds it. A graph forgotten unused is a waste (the cache
-// forgets it because what it replays went away: its pack evicted, its plan or handle destroyed).
+// forgets it because what it replays went away: its plan or handle destroyed).
 GraphCache& graphs_of(Family family) noexcept;
 template <typename Match>
 void forget_graphs_where(Family family, Match&& matches) noexcept {

@@ -7,7 +7,8 @@
 // dimensions); at capture the bytes at those pointers (host memory, by the driver's memory type; a
 // device pointer is never read) are kept with the graph and compared at every launch (the engine
 // re-captures on a change, at most three times). A host pointer that is not a known by-value tensor:
-// direct for good. A graph is forgotten when its handle or plan is destroyed and its pack evicted.
+// direct for good. A graph is forgotten when its handle or plan is destroyed; the key names its pack
+// by the pack cache's instance, so the graphs of an evicted pack are never met again and age out.
 #include "shim/families/backend_replay.h"
 
 #include <atomic>
@@ -28,7 +29,7 @@ using ByValue = GraphCache::ByValue;
 
 // The handles, plans and packs that ever got an entry: a destroyed descriptor that never did (most
 // of them) costs a load, not a pass over the cache.
-replay::SeenFilter g_seen_plans, g_seen_packs;
+replay::SeenFilter g_seen_plans;
 
 // ---- by-value tensors --------------------------------------------------------------------------
 
@@ -174,7 +175,7 @@ bool same_by_value(void* context, const HostBytes& e) {
 }
 
 // A key word of each descriptor the triple names, for the forget rules.
-enum KeyWord : std::uint32_t { kHandleWord, kPlanWord, kPackWord };  // the handle is the engine's
+enum KeyWord : std::uint32_t { kHandleWord, kPlanWord };  // the handle is the engine's
 
 template <typename Value>
 void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* value) noexcept {
@@ -188,7 +189,15 @@ void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* valu
 
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
-                                  const packs::PackContents& contents, std::uint32_t m) noexcept {
+                                  std::uint64_t pack_instance, const packs::PackContents& contents,
+                                  std::uint32_t m) noexcept {
+  Key key;
+  key.add_pointer(handle);
+  key.add_pointer(plan);
+  key.add(pack_instance);
+  const Admitting admitting = admit(Family::backend, key.hash());
+  if (admitting == Admitting::kDeclined)
+    return run_declined(Family::backend, m, [&] { return cudnn.real.cudnnBackendExecute(handle, plan, pack); });
   cudaStream_t stream = nullptr;
   const bool known = handle_stream(cudnn.real, handle, m, stream);
   Execute x{cudnn.real, handle, plan, pack, contents, stream};
@@ -196,14 +205,8 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
                         CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER, &x, run, enter, leave, learn_by_value,
                         same_by_value};
   if (!known || cudnn.real.cudnnSetStream == nullptr) return static_cast<cudnnStatus_t>(run_direct(call, m));
-  Key key;
-  key.add_pointer(handle);
-  key.add_pointer(plan);
-  key.add_pointer(pack);
-  // Noted before the insert, so that no entry can exist unseen.
-  g_seen_plans.note(plan);
-  g_seen_packs.note(pack);
-  return static_cast<cudnnStatus_t>(replay(key, call, m));
+  g_seen_plans.note(plan);  // before the insert, so that no entry can exist unseen
+  return static_cast<cudnnStatus_t>(replay(key, call, m, admitting));
 }
 
 void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
@@ -253,6 +256,5 @@ void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttr
 }
 
 void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept { forget_word(g_seen_plans, kPlanWord, plan); }
-void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept { forget_word(g_seen_packs, kPackWord, pack); }
 
 }  // namespace cudnn_fastpath::shim

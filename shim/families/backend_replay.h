@@ -17,10 +17,14 @@
 namespace cudnn_fastpath::shim {
 
 // cudnnBackendExecute of `plan` with `pack`, a cached finalized pack holding `contents`, made by
-// `cudnn`; the graphs feature is on (mode `m`). Returns what the program gets.
+// `cudnn`, which the pack cache holds as `pack_instance` (its entry and that entry's generation:
+// never the same for two packs, however their addresses come back, so that a graph of an evicted
+// pack is never met again and needs no forgetting); the graphs feature is on (mode `m`). Returns
+// what the program gets.
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
-                                  const packs::PackContents& contents, std::uint32_t m) noexcept;
+                                  std::uint64_t pack_instance, const packs::PackContents& contents,
+                                  std::uint32_t m) noexcept;
 
 // A successful cudnnBackendSetAttribute on a descriptor that is not a proxy: the tensor
 // attributes that say which uids are by-value, and their sizes, are noted (by-value tensors are
@@ -35,9 +39,8 @@ inline bool is_noted_tensor_attribute(cudnnBackendAttributeName_t name) noexcept
 }
 
 // The graphs of a plan descriptor (destroyed: a new plan at the same address must never meet an old
-// graph) or of a real pack (evicted from the pack cache) are forgotten: destroyed once no execute
-// is using them. A handle's go with it (forget_graphs_of_handle, replay_engine.h).
+// graph) are forgotten: destroyed once no execute is using them. A handle's go with it
+// (forget_graphs_of_handle, replay_engine.h).
 void forget_graphs_of_plan(cudnnBackendDescriptor_t plan) noexcept;
-void forget_graphs_of_pack(cudnnBackendDescriptor_t pack) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -125,11 +125,20 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
           status, kGate, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
+  replay::SampleHash sample;
+  for (const void* word : {static_cast<const void*>(handle), a, b, c, static_cast<const void*>(d)})
+    sample.add(reinterpret_cast<std::uintptr_t>(word));
+  const Admitting admitting = config().graphs ? admit(Family::lt_matmul, sample.value()) : Admitting::kDirect;
+  if (admitting == Admitting::kDeclined)
+    return run_declined(Family::lt_matmul, m, [&] {
+      return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
+                  workspace_size, stream);
+    });
   Matmul x{real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
            workspace_size, stream};
   const ReplayCall call{Family::lt_matmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
                         &x, Matmul::run, nullptr, nullptr, nullptr, nullptr};
-  if (!config().graphs) return static_cast<cublasStatus_t>(run_direct(call, m));
+  if (admitting == Admitting::kDirect) return static_cast<cublasStatus_t>(run_direct(call, m));
   Key key;
   key.add_pointer(handle);
   key.add(kMatmul);
@@ -143,7 +152,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add(workspace_size);
   if (!key.complete || key.words[2] == 0)
     return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::lt_matmul, Outcome::kUnknown)));
-  return static_cast<cublasStatus_t>(replay(key, call, m));
+  return static_cast<cublasStatus_t>(replay(key, call, m, admitting));
 }
 
 cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,

@@ -61,6 +61,14 @@ constexpr std::uint32_t scale_words(const Role* roles, bool compute, std::index_
   return words;
 }
 
+// A pointer argument (role D) into the call's sample hash (engine's admit()): what a GEMM's or an
+// op's key holds that changes most from call to call.
+template <typename T>
+void add_to_sample(replay::SampleHash& sample, Role role, T value) noexcept {
+  if constexpr (std::is_pointer_v<T>)
+    if (role == Role::D) sample.add(reinterpret_cast<std::uintptr_t>(value));
+}
+
 // The shim's function for one row (`op` its place in the table, `family` its family's, `kRoles` its
 // roles), over the adapter of its library.
 template <typename Adapter, auto kReal, const auto& kRoles, std::size_t kOffset, auto kLeader, typename... Args,
@@ -78,13 +86,19 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
   Status status;
   if (answered_at_gate<kOffset, kLeader>(status, Adapter::kGate, m, caller, real, args...)) return status;
   const auto handle = std::get<0>(std::forward_as_tuple(args...));
+  replay::SampleHash sample;
+  sample.add(reinterpret_cast<std::uintptr_t>(handle));
+  sample.add(static_cast<std::uint64_t>(op));
+  (add_to_sample(sample, kRoles[I], args), ...);
+  const Admitting admitting = config().graphs ? admit(family, sample.value()) : Admitting::kDirect;
+  if (admitting == Admitting::kDeclined) return run_declined(family, m, [&] { return real(args...); });
   typename Adapter::State state{};
   Counter refusal = Counter::kCount;
   const bool known = Adapter::read_state(library.real, handle, m, state, family, refusal);
   TableCall<Adapter, kReal, decltype(handle), Args...> x{library.real, {args...}, handle, state};
   const ReplayCall call{family, caller, Adapter::stream(state), Adapter::kLaunchFailed, &x, x.run, x.enter, x.leave,
                         nullptr, nullptr};
-  if (!known || !config().graphs) return static_cast<Status>(run_direct(call, m, refusal));
+  if (!known || admitting == Admitting::kDirect) return static_cast<Status>(run_direct(call, m, refusal));
   Key key;
   key.add_pointer(handle);
   key.add(static_cast<std::uint64_t>(op));
@@ -93,7 +107,7 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
   (writer.add(kRoles[I], args), ...);
   writer.finish();
   if (!key.complete) return static_cast<Status>(run_direct(call, m, counter_of(family, Outcome::kUnknown)));
-  return static_cast<Status>(replay(key, call, m));
+  return static_cast<Status>(replay(key, call, m, admitting));
 }
 
 // The shim's function of each row of a list of the table (CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS,

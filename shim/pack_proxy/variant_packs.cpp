@@ -161,7 +161,6 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
   if (evicted.pack) {
-    forget_graphs_of_pack(evicted.pack);  // before a new pack may take its address
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::pack_evictions);
     if (replay::AdmissionState* admission = pack_admission(); admission && !evicted.used) Admission::waste(*admission);
@@ -419,7 +418,8 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
       p->library->real.cudnnBackendExecute != nullptr) {
     // A pack from the cache is stable from one op to the next: its executes may be replayed.
     if ((m & mode::kGraphs) && p->lease)
-      return execute_with_graphs(caller, *p->library, handle, plan, p->pack, p->recorded, m);
+      return execute_with_graphs(caller, *p->library, handle, plan, p->pack,
+                                 std::uint64_t{p->lease.generation} << 32 | p->lease.entry_plus_one, p->recorded, m);
     return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
   }
   return backend_execute_general(caller, handle, plan, pack);

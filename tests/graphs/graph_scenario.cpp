@@ -5,6 +5,7 @@ namespace graph_scenario {
 
 PackApi g_api;
 StubBackendExecution (*g_thread_last)() = nullptr;
+int (*g_is_live)(cudnnBackendDescriptor_t) = nullptr;
 cudnnStatus_t (*g_get_stream)(cudnnHandle_t, cudaStream_t*) = nullptr;
 unsigned (*g_set_features)(unsigned) = nullptr;
 Handle g_main;
@@ -57,6 +58,7 @@ void find_stub_functions() {
   if (dladdr(reinterpret_cast<void*>(g_api.counters), &info) == 0) die("dladdr");
   void* cudnn = must_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
   must_dlsym(g_thread_last, cudnn, "stubbackend_thread_last_execution");
+  must_dlsym(g_is_live, cudnn, "stubbackend_is_live");
   must_dlsym(g_get_stream, cudnn, "cudnnGetStream");
 }
 

@@ -69,6 +69,7 @@ extern PackApi g_api;
 // The stub's per-thread last execution, and its cudnnGetStream (not the shim's: the stub's own
 // view of the handle), found in whichever libcudnn the api reaches; the shim's switch, or null.
 extern StubBackendExecution (*g_thread_last)();
+extern int (*g_is_live)(cudnnBackendDescriptor_t);  // the stub's stubbackend_is_live
 extern cudnnStatus_t (*g_get_stream)(cudnnHandle_t, cudaStream_t*);
 extern unsigned (*g_set_features)(unsigned);
 

@@ -152,18 +152,24 @@ int forget() {
     print_since(before, "plan.");
     plan.release();
   }
-  {  // the pack: 2000 other packs, each finalized twice and never executed, evict it from the pack
-     // cache (used twice, none is a waste that would make the cache back off: replay/admission.h)
+  {  // the pack: other packs, each finalized twice and never executed (used twice, none is a waste
+     // that would make the cache back off: replay/admission.h), until the real pack behind `c` is
+     // evicted; the next real pack made, `c`'s again, then takes its address (the allocator hands
+     // out the chunk freed last), and must not meet its graph.
     for (int i = 0; i < 5; ++i) run_op(g_main.handle, g_matmul.plan(), c, counts);
+    const cudnnBackendDescriptor_t evicted = g_thread_last().variant_pack;
     print("pack.graphs_before", static_cast<long long>(stubcuda_graph_counters().live_execs));
-    for (int i = 0; i < 4000; ++i) {
+    for (int i = 0; g_is_live(evicted) && i < 20000; ++i) {
       cudnnBackendDescriptor_t pack = nullptr;
       if (make_pack(g_api, contents(100 + i / 2), &pack) != 0) ++counts.failures;
       g_api.destroy(pack);
     }
     print("pack.graphs_after", static_cast<long long>(stubcuda_graph_counters().live_execs));
     const Snapshot before = Snapshot::now();
-    for (int i = 0; i < 5; ++i) run_op(g_main.handle, g_matmul.plan(), c, counts);
+    for (int i = 0; i < 5; ++i) {
+      run_op(g_main.handle, g_matmul.plan(), c, counts);
+      if (i == 0) print("pack.same_address", g_thread_last().variant_pack == evicted);
+    }
     print_since(before, "pack.");
   }
   if (g_set_features != nullptr) {  // the switch

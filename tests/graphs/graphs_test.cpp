@@ -152,7 +152,11 @@ TEST_CASE("a host pointer that is not a known by-value tensor is never captured"
   }
 }
 
-TEST_CASE("graphs are forgotten with their handle, their plan, their pack, and the feature", "[graphs][forget]") {
+// Watched failing (the pack part): the key holding the pack's address instead of its cache
+// instance, without the forget at eviction (launches 5, execute_calls 0: the new pack met the old
+// graph).
+TEST_CASE("graphs are forgotten with their handle, their plan and the feature, and an evicted pack's never met again",
+          "[graphs][forget]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
     const Outcome o = run(mode, "forget");
@@ -162,13 +166,16 @@ TEST_CASE("graphs are forgotten with their handle, their plan, their pack, and t
       INFO(part);
       const std::string p = part;
       CHECK(o[p + "graphs_before"] == 1);
-      CHECK(o[p + "graphs_after"] == 0);
+      // An evicted pack's graph is not destroyed: its key names the pack cache's instance, which
+      // never comes again, so it is never met again and ages out of the graph cache.
+      CHECK(o[p + "graphs_after"] == (p == "pack." ? 1 : 0));
       CHECK(o[p + "stale"] == 0);
       CHECK(o[p + "execute_calls"] == 3);  // counted and captured again from the start
       CHECK(o[p + "launches"] == 3);
     }
     CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
-    CHECK(o["switch.graphs_before"] == 1);
+    CHECK(o["pack.same_address"] == 1);  // and the new real pack where the evicted one was
+    CHECK(o["switch.graphs_before"] == 2);  // the evicted pack's and its successor's
     CHECK(o["switch.features_off"] == 3);
     CHECK(o["switch.graphs_after"] == 0);
     CHECK(o["switch.off.execute_calls"] == 5);

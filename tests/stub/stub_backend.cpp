@@ -593,6 +593,11 @@ std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type) {
   return type >= 0 && type < kDescriptorTypes ? g_created_by_type[type] : 0;
 }
 
+int stubbackend_is_live(cudnnBackendDescriptor_t descriptor) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  return g_live->count(static_cast<StubDescriptor*>(descriptor)) != 0;
+}
+
 std::uint64_t stubbackend_live(cudnnBackendDescriptorType_t type) {
   std::lock_guard<std::mutex> guard(g_lock);
   std::uint64_t count = 0;

@@ -40,6 +40,8 @@ StubBackendCounters stubbackend_counters(void);
 std::uint64_t stubbackend_created(cudnnBackendDescriptorType_t type);
 // Descriptors of `type` alive now (created and not destroyed).
 std::uint64_t stubbackend_live(cudnnBackendDescriptorType_t type);
+// Whether `descriptor` is a live descriptor (created and not destroyed).
+int stubbackend_is_live(cudnnBackendDescriptor_t descriptor);
 
 // Creates a variant pack the way cuDNN's own code would: a call of cudnnBackendCreateDescriptor
 // made from inside libcudnn.so.9, through the library's own PLT (so an interposer sees a caller

@@ -101,7 +101,7 @@ TEST_CASE("eviction hands back a graph only the cache holds, never a leased one"
   CHECK(inserted);
   CHECK(evicted.graph == graph(4));
   CHECK(evicted.entry);
-  CHECK_FALSE(evicted.used);  // made ready, never launched
+  CHECK(evicted.launches == 0);  // made ready, never launched
   // All four leased now: a sixth key gets nothing.
   const Small::Lease sixth = cache.acquire_or_insert(key(6), inserted, evicted);
   CHECK_FALSE(sixth);
@@ -177,7 +177,7 @@ TEST_CASE("an evicted entry says whether its graph was ever launched, and a free
   const Small::Lease fifth = cache.acquire_or_insert(key(5), inserted, evicted);
   REQUIRE(fifth);
   CHECK(evicted.entry);
-  CHECK(evicted.used);
+  CHECK(evicted.launches > 0);
   cache.release(fifth, released);
 }
 

@@ -79,28 +79,31 @@ unsigned cudnn_fastpath_set_features(unsigned features);
 
 /* The families of library calls the shim replays as CUDA graphs, one row each, from which the shim
  * makes everything it keeps per family (docs/design.md, "Adding a replayed family"):
- * F(C, name, group, feature, noun, handle, counters), C passed through to F untouched:
+ * F(C, name, group, feature, noun, handle, capture_cost, counters), C passed through to F untouched:
  *   name      the family; a prefixed family's counters are name_direct, name_captured, ...
  *   group     the line its counters make on stderr
  *   feature   the feature that switches it: CUDNN_FASTPATH_FEATURE_<feature>
  *   noun      one of its calls, in messages ("a batch norm")
  *   handle    whose destroy forgets its graphs: cudnn (cudnnDestroy) or cublas (cublasDestroy_v2,
  *             cublasLtDestroy); the handle is the first word of each of its keys
+ *   capture_cost   what one capture costs, in launches of its graph: a graph evicted after fewer
+ *             launches than that did not repay its capture (docs/graph-costs.md: the H200's figures
+ *             rounded up)
  *   counters  prefixed (CUDNN_FASTPATH_REPLAY_COUNTERS below) or own (counters listed by name in
  *             CUDNN_FASTPATH_COUNTERS: the backend execute's, which came before this list)
  * New families are appended to the second list (their counters after every other counter). */
 #define CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C)                                                        \
-  F(C, backend, "graph replay", GRAPHS, "an execute", cudnn, own)                                      \
-  F(C, legacy_bn, "batch norm replay", LEGACY, "a batch norm", cudnn, prefixed)                       \
-  F(C, legacy_conv, "convolution replay", LEGACY, "a convolution", cudnn, prefixed)                   \
-  F(C, legacy_tensor, "tensor op replay", LEGACY, "a tensor op", cudnn, prefixed)                     \
-  F(C, lt_matmul, "cublasLt matmul replay", CUBLAS, "a cublasLt matmul", cublas, prefixed)           \
-  F(C, gemm, "cublas gemm replay", CUBLAS, "a cublas GEMM", cublas, prefixed)
+  F(C, backend, "graph replay", GRAPHS, "an execute", cudnn, 3, own)                                   \
+  F(C, legacy_bn, "batch norm replay", LEGACY, "a batch norm", cudnn, 5, prefixed)                    \
+  F(C, legacy_conv, "convolution replay", LEGACY, "a convolution", cudnn, 3, prefixed)                \
+  F(C, legacy_tensor, "tensor op replay", LEGACY, "a tensor op", cudnn, 3, prefixed)                  \
+  F(C, lt_matmul, "cublasLt matmul replay", CUBLAS, "a cublasLt matmul", cublas, 2, prefixed)        \
+  F(C, gemm, "cublas gemm replay", CUBLAS, "a cublas GEMM", cublas, 2, prefixed)
 #define CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
 #define CUDNN_FASTPATH_REPLAY_FAMILIES(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
 
 /* A family's rows of CUDNN_FASTPATH_COUNTERS (X is the counters' callback). */
-#define CUDNN_FASTPATH_FAMILY_COUNTERS(X, name, group, feature, noun, handle, counters) \
+#define CUDNN_FASTPATH_FAMILY_COUNTERS(X, name, group, feature, noun, handle, capture_cost, counters) \
   CUDNN_FASTPATH_FAMILY_COUNTERS_##counters(X, name, group)
 #define CUDNN_FASTPATH_FAMILY_COUNTERS_prefixed(X, name, group) CUDNN_FASTPATH_REPLAY_COUNTERS(X, name, group)
 #define CUDNN_FASTPATH_FAMILY_COUNTERS_own(X, name, group)
