@@ -36,8 +36,8 @@ struct AdmissionState {
   std::uint16_t countdown = 0;    // backing off: calls until the next probe
   std::uint8_t level = 0;         // 0 admitting; n backing off, one probe in Interval << (n - 1)
   std::uint8_t failed = 0;        // the level of the last back-off, kept across a resume
-  std::uint8_t probe_hits = 0;    // backing off: probes in a row that hit
-  std::uint8_t probe_misses = 0;  // and that did not
+  std::int8_t probe_streak = 0;   // backing off: probes in a row that hit (n > 0) or did not (-n)
+  std::uint8_t in_use = 0;        // the thread has asked admit() for this cache (in_use())
 };
 static_assert(sizeof(AdmissionState) == 8, "eight bytes a cache and thread");
 
@@ -45,13 +45,14 @@ template <unsigned Window = 64, unsigned HitWeight = 2, unsigned Interval = 64, 
           unsigned ProbesToResume = 2>
 struct AdmissionRule {
   static constexpr unsigned kCallsPerSample = 2048;
-  static_assert(Window >= 8 && Window <= 255 && Interval >= 2 && MaxLevel >= 1 && MaxLevel <= 8 &&
-                ProbesToResume >= 1 && ProbesToResume <= 255 && (Interval << (MaxLevel - 1)) <= 65535 &&
+  static_assert(Window >= 8 && Window <= 192 && Interval >= 2 && MaxLevel >= 1 && MaxLevel <= 8 &&
+                ProbesToResume >= 1 && ProbesToResume <= 127 && (Interval << (MaxLevel - 1)) <= 65535 &&
                 (Interval & (Interval - 1)) == 0 && (Interval << (MaxLevel - 1)) <= kCallsPerSample);
 
   // Whether this call may use the cache: always while admitting; while backing off, the probes
   // by count.
   static bool admit(AdmissionState& s) noexcept {
+    s.in_use = 1;
     if (__builtin_expect(s.level == 0, 1)) return true;
     if (--s.countdown != 0) return false;
     s.countdown = interval(s.level);
@@ -68,26 +69,27 @@ struct AdmissionRule {
   // An entry was used again (a cache hit, a graph launched).
   static void hit(AdmissionState& s) noexcept {
     if (s.level != 0) {  // a probe hit: the calls may repeat again
-      s.probe_misses = 0;
-      if (++s.probe_hits >= ProbesToResume) s = fresh(s.level);
+      s.probe_streak = static_cast<std::int8_t>(s.probe_streak > 0 ? s.probe_streak + 1 : 1);
+      if (s.probe_streak >= static_cast<int>(ProbesToResume)) s = fresh(s.level);
       return;
     }
     ++s.hits;
     judge(s);
   }
 
-  // An entry was evicted, or its graph forgotten, without a single use.
-  static void waste(AdmissionState& s) noexcept {
+  // An entry was evicted, or its graph forgotten, without a single use (or, `weight` > 1, at a loss
+  // of that many wastes: a graph launched fewer times than its capture cost).
+  static void waste(AdmissionState& s, unsigned weight = 1) noexcept {
     if (s.level != 0) {  // a probe's miss: still backing off, and longer after a few
-      s.probe_hits = 0;
-      if (++s.probe_misses >= ProbesToResume && s.level < MaxLevel) {
-        s.probe_misses = 0;
+      s.probe_streak = static_cast<std::int8_t>(s.probe_streak < 0 ? s.probe_streak - 1 : -1);
+      if (s.probe_streak <= -static_cast<int>(ProbesToResume) && s.level < MaxLevel) {
+        s.probe_streak = 0;
         s.failed = ++s.level;
         s.countdown = interval(s.level);
       }
       return;
     }
-    ++s.wastes;
+    s.wastes = static_cast<std::uint8_t>(s.wastes + weight);
     judge(s);
   }
 
@@ -108,10 +110,20 @@ struct AdmissionRule {
 
   static bool backing_off(const AdmissionState& s) noexcept { return s.level != 0; }
 
-  // Admitting, remembering that a back-off at level `failed` came before.
+  // Whether what the cache's keys are written from (the records of the objects they read,
+  // shim/families/recorded_calls.h) is worth keeping on this thread: the cache is in use and
+  // admitting, or its next call is a probe by count. A thread that never asked for it (`in_use`) has
+  // no say.
+  static bool wants_records(const AdmissionState& s) noexcept {
+    return s.in_use && (s.level == 0 || s.countdown == 1);
+  }
+
+  // Admitting, remembering that a back-off at level `failed` came before (and that the cache is in
+  // use: only its own outcomes make a state fresh).
   static AdmissionState fresh(std::uint8_t failed) noexcept {
     AdmissionState s;
     s.failed = failed;
+    s.in_use = 1;
     return s;
   }
 

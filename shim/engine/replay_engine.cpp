@@ -56,9 +56,15 @@ constexpr FamilyFacts kFacts[kFamilies] = {
 
 const FamilyFacts& facts(Family family) { return kFacts[static_cast<int>(family)]; }
 
-// Whether an entry the cache let go of paid for itself: its graph launched again at least as often
-// as a capture costs (an entry never captured: launched at all, which it never was).
-bool repaid(Family family, const Released& r) { return r.launches >= (r.graph ? facts(family).capture_cost : 1); }
+// What an entry the cache evicted costs the admission rule, in wastes (a launch again, its hit,
+// weighs two: replay/admission.h): none when its graph was launched again at least as often as a
+// capture of its family costs; one for an entry never captured (a key seen once or twice); twice the
+// capture's cost for a graph launched fewer times (a capture counts as capture_cost launches).
+unsigned waste_of(Family family, const Released& r) {
+  const unsigned cost = facts(family).capture_cost;
+  if (r.graph == nullptr) return 1;
+  return r.launches >= cost ? 0 : 2 * cost;
+}
 
 // The handles that ever headed a key of each family: a destroyed handle that never did costs a
 // load, not a pass over the cache.
@@ -258,7 +264,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   if (evicted.entry) {
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
-    if (!repaid(call.family, evicted) && judged) Admission::waste(admission);
+    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged) Admission::waste(admission, waste);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
   GraphCache::Entry& e = cache.entry(lease);
@@ -293,7 +299,7 @@ void destroy_graph(const Released& r) noexcept {
 }
 
 void note_forgotten(Family family, const Released& r) noexcept {
-  if (r.graph == nullptr || repaid(family, r)) return;
+  if (r.graph == nullptr || r.launches != 0) return;
   if (ReplayThread* t = t_replay) Admission::waste(t->admission[static_cast<int>(admitted(family))]);
 }
 

@@ -111,7 +111,9 @@ auto run_declined(Family family, std::uint32_t m, Run&& run) noexcept {
 void destroy_graph(const replay::Released& released) noexcept;
 
 // A graph of `family` forgotten before it was launched again since its capture: a waste to the
-// calling thread's admission of that family (replay/admission.h).
+// calling thread's admission of that family (replay/admission.h). Only an eviction, the cache's own
+// choice, weighs a capture that did not repay its cost; a forgetting is the program's doing (its
+// handle or plan destroyed).
 void note_forgotten(Family family, const replay::Released& released) noexcept;
 
 // Forgets the graphs of `family` whose key `matches` (a predicate on GraphCache::StoredKey): each

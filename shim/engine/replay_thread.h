@@ -82,6 +82,28 @@ inline bool inside_library_call() noexcept {
   return t != nullptr && (t->capturing || t->nested != 0);
 }
 
+// The caches of `readers` (a bit per Admitted) are the ones whose keys read some kind of recorded
+// object (legacy descriptors: the legacy families'; cuBLASLt's descriptors: the matmul's and the
+// heuristic's): whether the calling thread should record such objects as the program makes and sets
+// them. Yes while one of those caches it uses admits, or is about to probe, and while it uses none
+// yet (a program's first calls); no once all it uses back off: a program whose calls never repeat
+// then pays no record for keys it would not write (recorded_calls.h).
+inline bool records_wanted(std::uint32_t readers) noexcept {
+  const ReplayThread* t = t_replay;
+  if (t == nullptr) return true;
+  bool any_in_use = false;
+  for (int i = 0; i < kAdmitted; ++i) {
+    if (!((readers >> i) & 1)) continue;
+    const replay::AdmissionState& s = t->admission[i];
+    if (replay::Admission::wants_records(s)) return true;
+    any_in_use |= s.in_use != 0;
+  }
+  return !any_in_use;
+}
+
+// A bit of `cache` for records_wanted().
+constexpr std::uint32_t reader_bit(Admitted cache) { return std::uint32_t{1} << static_cast<int>(cache); }
+
 // Marks the calling thread inside a library call for as long as it lives (nothing without a block).
 class LibraryCall {
  public:

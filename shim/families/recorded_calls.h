@@ -43,15 +43,24 @@ using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kR
 // create's other arguments...)` for a create (null: not usable until set), `void hook(object)` for
 // a destroy (null: none), run before the real destroy.
 template <typename Registry, Registry& registry, Library library, typename Status, Status missing,
-          std::uint64_t kAlwaysRecorded = 0>
+          std::uint32_t kReaders, std::uint64_t kAlwaysRecorded = 0>
 struct RecordedCalls {
   static constexpr std::uint32_t kFeature = library == Library::kCudnn ? mode::kLegacy : mode::kCublas;
 
+  // Whether an object of `kind` is recorded on this thread now: always a handle (a bit of
+  // kAlwaysRecorded); another object while the caches whose keys read it (kReaders,
+  // records_wanted()) may use its record: a thread whose calls never repeat records nothing, and a
+  // set it does not record makes the object unknown.
+  template <std::uint32_t kKind>
+  static bool recorded_now() noexcept {
+    return ((kAlwaysRecorded >> kKind) & 1) || records_wanted(kReaders);
+  }
+
   // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on
-  // or the kind is a handle's (a bit of kAlwaysRecorded).
+  // and records are wanted, or the kind is a handle's.
   template <std::uint32_t kKind>
   static bool recording_creation(std::uint32_t m, const void* caller) noexcept {
-    return ((m & kFeature) || ((kAlwaysRecorded >> kKind) & 1)) && programs_call(caller, 0);
+    return (((m & kFeature) && recorded_now<kKind>()) || ((kAlwaysRecorded >> kKind) & 1)) && programs_call(caller, 0);
   }
 
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
@@ -125,7 +134,7 @@ struct RecordedCalls {
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
     status = real(object, rest...);
-    if (!programs_call(caller, 0)) {
+    if (!recorded_now<kKind>() || !programs_call(caller, 0)) {
       registry.forget(object);
     } else if (status != 0) {
       registry.unknown(object);

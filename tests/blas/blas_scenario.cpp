@@ -101,6 +101,9 @@ constexpr Case kCases[] = {
     {"cudnn_inner", cudnn_inner},
     {"threads", threads},
     {"miss_heavy", miss_heavy},
+    {"mixed", mixed},
+    {"capture_cost", capture_cost},
+    {"records_back_off", records_back_off},
     {"dlsym_setter", dlsym_setter},
 };
 

@@ -207,6 +207,9 @@ int gemm_inner_tracer();
 int cudnn_inner();
 int threads();
 int miss_heavy();
+int mixed();
+int capture_cost();
+int records_back_off();
 int dlsym_setter();
 
 }  // namespace blas_scenario

@@ -616,6 +616,56 @@ TEST_CASE("a training loop's GEMMs, warmed up on more keys than the cache holds,
   }
 }
 
+// Watched failing: replay_engine.cpp's waste_of() weighing an entry never captured as a capture
+// (matmul launches 4320 of 3000 x 9 / 10 x 10: the family backed off).
+TEST_CASE("every other call repeats and the rest never do: at least 90% of the repeating ones are launched",
+          "[blas][admission]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "mixed");
+    check_sound(o, "matmul.");
+    check_sound(o, "gemm.");
+    const long long calls = o["calls"];
+    INFO("matmul launches " << o["matmul.shim.lt_matmul_launches"] << ", GEMM launches "
+                            << o["gemm.shim.gemm_launches"] << " of " << calls << " repeating calls each");
+    CHECK(10 * o["matmul.shim.lt_matmul_launches"] >= 9 * calls);
+    CHECK(10 * o["gemm.shim.gemm_launches"] >= 9 * calls);
+  }
+}
+
+// Watched failing: replay_engine.cpp's waste_of() taking one launch as a repaid capture (captures 6000
+// of 6000 keys).
+TEST_CASE("a capture counts as capture_cost launches: graphs launched once each make the family stop capturing",
+          "[blas][admission]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "capture_cost");
+    check_sound(o, "gemm.");
+    const long long keys = o["keys"];
+    INFO("captures " << o["gemm.cuda.captures"] << " of " << keys << " keys");
+    CHECK(o["gemm.shim.gemm_declined"] > 0);
+    CHECK(4 * o["gemm.cuda.captures"] <= keys);
+  }
+}
+
+// Watched failing: recorded_calls.h's set() leaving the record as it was when the thread records
+// nothing (mismatches 300: the first matmul replayed with its old rows).
+TEST_CASE("records back off with their caches: a descriptor set meanwhile is never replayed stale, and a steady "
+          "Linear after the stretch is replayed again",
+          "[blas][admission]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "records_back_off");
+    CHECK(o["failures"] == 0);
+    CHECK(o["mismatches"] == 0);
+    CHECK(o["kept.shim.lt_matmul_launches"] == 8);  // the premise: replayed before the stretch
+    CHECK(o["misses.shim.lt_matmul_declined"] > 0);
+    CHECK(o["misses.shim.heuristic_direct"] > 0);
+    INFO("the last steady Linears: " << o["last.shim.lt_matmul_launches"] << " of " << o["last_calls"] << " launched");
+    CHECK(10 * o["last.shim.lt_matmul_launches"] >= 9 * o["last_calls"]);
+  }
+}
+
 // Watched failing: blas_keys.h's replayable_caller without its kDeclinedBlas test (the program's
 // matmuls replayed while it sets the epilogue with cuBLASLt's own function: 10 mismatches). The
 // dlsym program's run holds without any rule of the shim's: its calls never reach it.
