@@ -51,6 +51,7 @@ struct Released {
   std::uintptr_t library = 0;
   std::uint8_t launches = 0;
   bool entry = false;
+  void* extra = nullptr;  // what the caller kept with the graph (Entry::extra), for it to free
 };
 
 template <typename Key, std::size_t Sets, std::size_t Ways>
@@ -81,6 +82,7 @@ class GraphCache {
     std::atomic<void*> graph{nullptr};
     std::atomic<void*> context{nullptr};
     std::atomic<std::uintptr_t> library{0};  // what made `graph` (the caller destroys with it)
+    std::atomic<void*> extra{nullptr};       // the caller's, kept and handed back with the graph
     std::atomic<std::uint32_t> by_value[kMaxByValue]{};  // ByValue packed: tensor | offset << 8 | size << 16
     std::atomic<std::uint64_t> bytes[kByValueBytes / 8]{};
     std::atomic<std::uint64_t> key[Key::kMaxWords]{};
@@ -192,7 +194,8 @@ class GraphCache {
       if (!claim(e, word)) continue;
       // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
       evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                 e.launches.load(std::memory_order_relaxed), references == 1};
+                 e.launches.load(std::memory_order_relaxed), references == 1,
+                 e.extra.exchange(nullptr, std::memory_order_relaxed)};
       return fill(i, hash, key);
     }
     return {};
@@ -242,12 +245,14 @@ class GraphCache {
   }
 
   // In a forked child, where only the forking thread exists: every entry becomes free. The graphs
-  // are not destroyed (they are the parent's CUDA state) and old leases are ignored.
+  // and what the caller kept with them are not destroyed (they are the parent's CUDA state) and old
+  // leases are ignored.
   void forget_in_child() noexcept {
     for (std::size_t i = 0; i < kEntries; ++i) {
       const std::uint64_t word = entries_[i].word.load(std::memory_order_relaxed);
       if (word == 0) continue;  // never used: leave its page untouched
       entries_[i].graph.store(nullptr, std::memory_order_relaxed);
+      entries_[i].extra.store(nullptr, std::memory_order_relaxed);
       entries_[i].word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_relaxed);
       tags_[i].store(0, std::memory_order_relaxed);
     }
@@ -306,6 +311,7 @@ class GraphCache {
     e.recaptures.store(0, std::memory_order_relaxed);
     e.by_value_count.store(0, std::memory_order_relaxed);
     e.graph.store(nullptr, std::memory_order_relaxed);
+    e.extra.store(nullptr, std::memory_order_relaxed);
     e.context.store(nullptr, std::memory_order_relaxed);
     e.recently_used.store(1, std::memory_order_relaxed);
     tags_[i].store(tag_of(hash), std::memory_order_relaxed);
@@ -320,7 +326,7 @@ class GraphCache {
   // its graph goes to the caller.
   Released free_entry(Entry& e, std::uint64_t word) noexcept {
     const Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                     e.launches.load(std::memory_order_relaxed), false};
+                     e.launches.load(std::memory_order_relaxed), false, e.extra.exchange(nullptr, std::memory_order_relaxed)};
     tags_[&e - entries_].store(0, std::memory_order_relaxed);
     // Release: the graph taken above happens before a later claim of this entry.
     e.word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_release);

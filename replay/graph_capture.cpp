@@ -24,8 +24,8 @@ CUstream make_capture_stream(const GraphDriver& driver, CUcontext context) noexc
   return created == CUDA_SUCCESS ? made : nullptr;
 }
 
-Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* context, CUstream on),
-                       void* context) noexcept {
+Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* context, CUstream on), void* context,
+                       bool keep_graph) noexcept {
   Captured out;
   CUgraph graph = nullptr;
   CUresult result = driver.cuStreamBeginCapture_v2(on, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
@@ -41,7 +41,8 @@ Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* 
     return out;
   }
   result = driver.cuGraphInstantiateWithFlags(&out.exec, graph, 0);
-  driver.cuGraphDestroy(graph);
+  if (keep_graph && result == CUDA_SUCCESS && out.exec != nullptr) out.graph = graph;
+  else driver.cuGraphDestroy(graph);
   if (result != CUDA_SUCCESS || out.exec == nullptr) {
     out.exec = nullptr;
     out.failed = "an instantiation";

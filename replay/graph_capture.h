@@ -44,16 +44,19 @@ inline bool in_context(const GraphDriver& driver, CUstream stream, CUcontext con
 // null when none can be made.
 CUstream make_capture_stream(const GraphDriver& driver, CUcontext context) noexcept;
 
-// What capture_graph() made: an executable graph, or which step failed and how.
+// What capture_graph() made: an executable graph (and, when asked for, the graph it came from, whose
+// nodes relocation reads and updates), or which step failed and how.
 struct Captured {
   CUgraphExec exec = nullptr;
+  CUgraph graph = nullptr;
   const char* failed = nullptr;  // null, or "a capture", "a call under capture", "an instantiation"
   int code = 0;                  // the failed step's status: the call's own, or the driver's
 };
 
-// Captures one run of `run(context, on)` on `on` and instantiates it.
-Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* context, CUstream on),
-                       void* context) noexcept;
+// Captures one run of `run(context, on)` on `on` and instantiates it; `keep_graph`: the graph is
+// handed back too (the caller destroys it), else destroyed.
+Captured capture_graph(const GraphDriver& driver, CUstream on, int (*run)(void* context, CUstream on), void* context,
+                       bool keep_graph = false) noexcept;
 
 // Launches `exec` on the program's `stream`.
 inline bool launch_graph(const GraphDriver& driver, CUgraphExec exec, CUstream stream) noexcept {

@@ -8,7 +8,8 @@
 namespace cudnn_fastpath::replay {
 
 // F(C, name, required): C passed through to F untouched; `required`: replay needs it (a driver
-// without cuStreamGetGreenCtx, older than green contexts, has none).
+// without cuStreamGetGreenCtx, older than green contexts, has none; the calls after cuGraphDestroy
+// are relocation's, graph_relocation.h, which a driver without them does without).
 #define CUDNN_FASTPATH_GRAPH_DRIVER(F, C)         \
   F(C, cuStreamBeginCapture_v2, true)             \
   F(C, cuStreamEndCapture, true)                  \
@@ -22,7 +23,15 @@ namespace cudnn_fastpath::replay {
   F(C, cuGraphInstantiateWithFlags, true)         \
   F(C, cuGraphLaunch, true)                       \
   F(C, cuGraphExecDestroy, true)                  \
-  F(C, cuGraphDestroy, true)
+  F(C, cuGraphDestroy, true)                      \
+  F(C, cuGraphGetNodes, false)                    \
+  F(C, cuGraphNodeGetType, false)                 \
+  F(C, cuGraphKernelNodeGetParams_v2, false)      \
+  F(C, cuFuncGetParamInfo, false)                 \
+  F(C, cuKernelGetParamInfo, false)               \
+  F(C, cuGraphExecKernelNodeSetParams_v2, false)  \
+  F(C, cuGraphMemsetNodeGetParams, false)         \
+  F(C, cuGraphExecMemsetNodeSetParams, false)
 
 struct GraphDriver {
 #define CUDNN_FASTPATH_GRAPH_DRIVER_MEMBER(C, name, required) decltype(&::name) name = nullptr;

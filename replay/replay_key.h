@@ -20,10 +20,16 @@ namespace cudnn_fastpath::replay {
 template <std::size_t MaxWords>
 struct ReplayKey {
   static constexpr std::size_t kMaxWords = MaxWords;
+  static constexpr int kMaxTensors = 8;
   static_assert(MaxWords >= 1 && MaxWords <= 65535, "the length is kept in 16 bits");
 
   std::uint32_t length = 0;
   bool complete = true;
+  // Which words are the addresses of the call's tensors (its data, not its descriptors or scaling
+  // factors), in the order it names them: what relocation may follow (graph_relocation.h). Past
+  // kMaxTensors, a tensor is a plain word.
+  std::uint8_t tensor_count = 0;
+  std::uint16_t tensor_at[kMaxTensors];
   std::uint64_t words[MaxWords];  // uninitialised on purpose: see above
 
   void add(std::uint64_t word) noexcept {
@@ -31,6 +37,10 @@ struct ReplayKey {
     else complete = false;
   }
   void add_pointer(const void* pointer) noexcept { add(reinterpret_cast<std::uintptr_t>(pointer)); }
+  void add_tensor(const void* pointer) noexcept {
+    if (tensor_count < kMaxTensors && length < MaxWords) tensor_at[tensor_count++] = static_cast<std::uint16_t>(length);
+    add_pointer(pointer);
+  }
   // `size` bytes, zero-padded to whole words (host scalars, records of descriptors).
   void add_bytes(const void* bytes, std::size_t size) noexcept {
     const auto* from = static_cast<const unsigned char*>(bytes);

@@ -7,6 +7,8 @@
 
 #include "replay/graph_capture.h"
 #include "replay/seen_filter.h"
+#include "shim/engine/engine_parts.h"
+#include "shim/engine/shape_replay.h"
 #include "shim/libraries/callers.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/config.h"
@@ -56,16 +58,6 @@ constexpr FamilyFacts kFacts[kFamilies] = {
 
 const FamilyFacts& facts(Family family) { return kFacts[static_cast<int>(family)]; }
 
-// What an entry the cache evicted costs the admission rule, in wastes (a launch again, its hit,
-// weighs two: replay/admission.h): none when its graph was launched again at least as often as a
-// capture of its family costs; one for an entry never captured (a key seen once or twice); twice the
-// capture's cost for a graph launched fewer times (a capture counts as capture_cost launches).
-unsigned waste_of(Family family, const Released& r) {
-  const unsigned cost = facts(family).capture_cost;
-  if (r.graph == nullptr) return 1;
-  return r.launches >= cost ? 0 : 2 * cost;
-}
-
 // The handles that ever headed a key of each family: a destroyed handle that never did costs a
 // load, not a pass over the cache.
 replay::SeenFilter g_seen_handles[kFamilies];
@@ -76,15 +68,13 @@ replay::SeenFilter g_seen_handles[kFamilies];
 std::atomic<std::uint32_t> g_fork_generation{0};  // relaxed: changed only in a forked child
 void forget_in_child() {
   for (GraphCache& cache : g_graphs) cache.forget_in_child();
+  forget_shapes_in_child();
   g_fork_generation.store(g_fork_generation.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 ForkChildReset g_fork_reset{forget_in_child};
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-void count_outcome(std::uint32_t m, Family family, Outcome outcome) noexcept {
-  if (counting(m)) count(counter_of(family, outcome));
-}
 
 Admitted admitted(Family family) { return static_cast<Admitted>(kFirstAdmittedFamily + static_cast<int>(family)); }
 static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && static_cast<int>(Family::backend) == 0,
@@ -97,9 +87,6 @@ static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && sta
 // loaded the driver stays (it is never unloaded), and a stale false only costs another probe.
 std::atomic<bool> g_driver_loaded{false};
 
-const GraphDriver& driver_of(std::uintptr_t library) noexcept {
-  return reinterpret_cast<const Binding*>(library)->real;
-}
 
 // The thread's capture stream in `context`, made in it if need be; null if none can be made.
 CUstream capture_stream(ReplayThread& t, const GraphDriver& driver, CUcontext context) noexcept {
@@ -152,48 +139,82 @@ int launch_graph(const GraphDriver& driver, GraphCache::Entry& e, const ReplayCa
   return 0;
 }
 
+}  // namespace
+
+// What an entry the cache evicted costs the admission rule, in wastes (a launch again, its hit,
+// weighs two: replay/admission.h): none when its graph was launched again at least as often as a
+// capture of its family costs; one for an entry never captured (a key seen once or twice); twice the
+// capture's cost for a graph launched fewer times (a capture counts as capture_cost launches).
+unsigned waste_of(Family family, const Released& r) noexcept {
+  const unsigned cost = facts(family).capture_cost;
+  if (r.graph == nullptr) return 1;
+  return r.launches >= cost ? 0 : 2 * cost;
+}
+
+void count_outcome(std::uint32_t m, Family family, Outcome outcome) noexcept {
+  if (counting(m)) count(counter_of(family, outcome));
+}
+
+const GraphDriver& driver_of(std::uintptr_t library) noexcept { return reinterpret_cast<const Binding*>(library)->real; }
+
+const char* noun_of(Family family) noexcept { return facts(family).noun; }
+
+replay::AdmissionState& admission_of(ReplayThread& t, Family family) noexcept {
+  return t.admission[static_cast<int>(admitted(family))];
+}
+
+CallCapture capture_call(const ReplayCall& call, ReplayThread& t, const Binding& binding, HostBytes* host_bytes,
+                         bool keep_graph) noexcept {
+  g_fork_reset.register_once();  // before the first graph exists
+  CallCapture out;
+  const GraphDriver& driver = binding.real;
+  if (replay::capturing(driver, call.stream)) return out.refusal = Outcome::kCapturing, out;
+  out.context = replay::capture_context(driver, call.stream);
+  if (out.context == nullptr) return out.refusal = Outcome::kContext, out;
+  if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, binding.real, *host_bytes))
+    return out.refusal = Outcome::kUnknown, out;
+  const CUstream private_stream = capture_stream(t, driver, out.context);
+  if (private_stream == nullptr) return out.refusal = Outcome::kFailed, out;
+  // The handle's stream is the shim's for the length of one run, then the program's again.
+  if (call.enter != nullptr && call.enter(call.context, private_stream) != 0) return out.refusal = Outcome::kFailed, out;
+  CapturedRun run{call, t};
+  out.captured = replay::capture_graph(driver, private_stream, CapturedRun::run, &run, keep_graph);
+  if (call.leave != nullptr) call.leave(call.context);
+  if (out.captured.exec == nullptr) {
+    say_failure(call.family, out.captured.failed, out.captured.code);
+    out.refusal = Outcome::kFailed;
+  }
+  return out;
+}
+
+namespace {
+
 // Captures one run of the entry's key (the entry is in kCapturing, this thread's) and launches it.
 // Ends the capture phase in kReady (launched, or the launch failed: its error is returned) or
 // kNever (run directly instead), or back in kCounting (the program's stream is capturing: try
 // again later).
 __attribute__((cold, noinline)) int capture_and_launch(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e,
                                                        ReplayThread& t) noexcept {
-  g_fork_reset.register_once();  // before the first graph exists
   const Binding* binding = driver_for(call.caller);
-  auto never = [&](Outcome why) {
-    e.publish(Phase::kNever);
-    count_outcome(m, call.family, why);
-    return run_direct(call, m);
-  };
-  if (binding == nullptr) return never(Outcome::kFailed);
-  const GraphDriver& driver = binding->real;
-  if (replay::capturing(driver, call.stream)) {
+  CallCapture c;
+  if (binding != nullptr) c = capture_call(call, t, *binding, &e, false);
+  else c.refusal = Outcome::kFailed;  // no driver
+  if (c.refusal == Outcome::kCapturing) {
     e.publish(Phase::kCounting);
     count_outcome(m, call.family, Outcome::kCapturing);
     return run_direct(call, m);
   }
-  const CUcontext context = replay::capture_context(driver, call.stream);
-  if (context == nullptr) return never(Outcome::kContext);
-  if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, binding->real, e))
-    return never(Outcome::kUnknown);
-  const CUstream private_stream = capture_stream(t, driver, context);
-  if (private_stream == nullptr) return never(Outcome::kFailed);
-
-  // The handle's stream is the shim's for the length of one run, then the program's again.
-  if (call.enter != nullptr && call.enter(call.context, private_stream) != 0) return never(Outcome::kFailed);
-  CapturedRun run{call, t};
-  const replay::Captured captured = replay::capture_graph(driver, private_stream, CapturedRun::run, &run);
-  if (call.leave != nullptr) call.leave(call.context);
-  if (captured.exec == nullptr) {
-    say_failure(call.family, captured.failed, captured.code);
-    return never(Outcome::kFailed);
+  if (c.captured.exec == nullptr) {
+    e.publish(Phase::kNever);
+    count_outcome(m, call.family, c.refusal);
+    return run_direct(call, m);
   }
-  e.context.store(context, std::memory_order_relaxed);
+  e.context.store(c.context, std::memory_order_relaxed);
   e.library.store(reinterpret_cast<std::uintptr_t>(binding), std::memory_order_relaxed);
-  e.graph.store(captured.exec, std::memory_order_relaxed);
+  e.graph.store(c.captured.exec, std::memory_order_relaxed);
   e.publish(Phase::kReady);
   count_outcome(m, call.family, Outcome::kCaptured);
-  return launch_graph(driver, e, call, m, t, false);
+  return launch_graph(binding->real, e, call, m, t, false);
 }
 
 // A ready entry: launch, unless a rule says direct.
@@ -280,6 +301,9 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
         status = capture_and_launch(call, m, e, *t);
         break;
       }
+      // Not seen often enough for a graph of its own: its shape's, pointed at its tensors, if
+      // that may be.
+      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, judged, status)) break;
       status = run_direct(call, m);
       break;
     default:  // kNever, or another thread capturing it
@@ -308,13 +332,16 @@ void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept {
   for (int f = 0; f < kFamilies; ++f) {
     if (kFacts[f].handle != owner || !g_seen_handles[f].maybe(handle)) continue;
     forget_graphs_where(static_cast<Family>(f), [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
+    forget_shapes_of_handle(static_cast<Family>(f), h);
   }
 }
 
 void forget_families(unsigned features) noexcept {
-  for (int f = 0; f < kFamilies; ++f)
-    if (features & kFacts[f].feature)
-      g_graphs[f].forget_if([](const GraphCache::StoredKey&) { return true; }, [](const Released& r) { destroy_graph(r); });
+  for (int f = 0; f < kFamilies; ++f) {
+    if (!(features & kFacts[f].feature)) continue;
+    g_graphs[f].forget_if([](const GraphCache::StoredKey&) { return true; }, [](const Released& r) { destroy_graph(r); });
+    forget_all_shapes(static_cast<Family>(f));
+  }
 }
 
 const Binding* driver_for(const void* caller) noexcept {

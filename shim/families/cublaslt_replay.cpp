@@ -145,10 +145,10 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add_pointer(current_context(caller));
   const std::uint64_t* words = add_operation(key, desc, a_desc, b_desc, c_desc, d_desc);
   if (words != nullptr) add_scales(key, words, alpha, beta);
-  for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_pointer(pointer);
+  for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_tensor(pointer);
   key.add(algo != nullptr);
   if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
-  key.add_pointer(workspace);
+  key.add_tensor(workspace);
   key.add(workspace_size);
   if (!key.complete || key.words[2] == 0)
     return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::lt_matmul, Outcome::kUnknown)));

@@ -156,7 +156,8 @@ class KeyWriter {
     if constexpr (DescriptorOf<U>::kind != DescriptorKind{}) {
       add_descriptor(DescriptorOf<U>::kind, value, role);
     } else if constexpr (std::is_pointer_v<U>) {
-      if (role != Role::S || device_scales_) return key_.add_pointer(value);
+      if (role == Role::D) return key_.add_tensor(value);
+      if (device_scales_) return key_.add_pointer(value);
       add_scale(value, typed_scale_bytes<U>());
     } else {
       if (role == Role::Compute) compute_ = static_cast<std::int64_t>(value);

@@ -75,6 +75,11 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
   X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
   X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)") \
+  X(relocated, "relocation", "launches", "graph launches pointed at the call's own tensors (a family's launches count them too)") \
+  X(relocation_updates, "relocation", "node updates", "graph nodes whose arguments were rewritten for a launch")   \
+  X(relocations_proven, "relocation", "proven", "call shapes whose graphs were proven to follow their tensors") \
+  X(relocations_refused, "relocation", "refused", "call shapes whose graphs cannot follow their tensors: replayed by pointer") \
+  X(relocation_mismatches, "relocation", "verify mismatches", "verify mode: a relocated graph unlike a fresh capture of the call") \
   CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(CUDNN_FASTPATH_FAMILY_COUNTERS, X)
 
 /* The families of library calls the shim replays as CUDA graphs, one row each, from which the shim

@@ -1,0 +1,301 @@
+// Relocation of captured graphs (graph_relocation.h).
+#include "replay/graph_relocation.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace cudnn_fastpath::replay {
+namespace {
+
+constexpr std::uint16_t kMemsetDestination = 0xFFFF;
+// A word is a tensor's address plus an offset inside the tensor: at most this far from it (a pointer
+// split into halves, or packed beside another field, lands 4 GiB or more away).
+constexpr std::uint64_t kMaxOffset = std::uint64_t{1} << 32;
+
+bool has_inspection(const GraphDriver& d) noexcept {
+  return d.cuGraphGetNodes && d.cuGraphNodeGetType && d.cuGraphKernelNodeGetParams_v2 &&
+         d.cuGraphExecKernelNodeSetParams_v2 && (d.cuFuncGetParamInfo || d.cuKernelGetParamInfo);
+}
+
+// The offset and size of argument `i` of the node's kernel; false past its last argument.
+bool argument(const GraphDriver& d, const CUDA_KERNEL_NODE_PARAMS& k, std::size_t i, std::size_t& offset,
+              std::size_t& size) noexcept {
+  if (k.func != nullptr && d.cuFuncGetParamInfo != nullptr)
+    return d.cuFuncGetParamInfo(k.func, i, &offset, &size) == CUDA_SUCCESS;
+  if (k.func == nullptr && k.kern != nullptr && d.cuKernelGetParamInfo != nullptr)
+    return d.cuKernelGetParamInfo(k.kern, i, &offset, &size) == CUDA_SUCCESS;
+  return false;
+}
+
+// The packed argument buffer of `extra` ({BUFFER_POINTER, p, BUFFER_SIZE, &size, END}), or null.
+const void* packed_buffer(void** extra, std::size_t& size) noexcept {
+  const void* buffer = nullptr;
+  const std::size_t* size_at = nullptr;
+  for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2) {
+    if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) buffer = extra[i + 1];
+    else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) size_at = static_cast<const std::size_t*>(extra[i + 1]);
+    else return nullptr;  // another option: not understood
+  }
+  if (buffer == nullptr || size_at == nullptr) return nullptr;
+  size = *size_at;
+  return buffer;
+}
+
+// Reads one kernel node's arguments into `n`.
+bool read_kernel(const GraphDriver& d, NodeCopy& n, const char** why) noexcept {
+  if (d.cuGraphKernelNodeGetParams_v2(n.node, &n.kernel) != CUDA_SUCCESS) return *why = "a kernel node unread", false;
+  std::size_t size = 0;
+  const void* packed = nullptr;
+  if (n.kernel.extra != nullptr) {
+    packed = packed_buffer(n.kernel.extra, size);
+    if (packed == nullptr) return *why = "a kernel's packed arguments not understood", false;
+    n.packed = true;
+  } else {
+    std::size_t offset = 0, length = 0;
+    for (std::size_t i = 0; argument(d, n.kernel, i, offset, length); ++i) {
+      if (i == kMaxArguments || offset > 0xFFFF) return *why = "a kernel with too many arguments", false;
+      n.offsets[i] = static_cast<std::uint16_t>(offset);
+      n.params = static_cast<std::uint16_t>(i + 1);
+      if (offset + length > size) size = offset + length;
+    }
+    if (n.params != 0 && n.kernel.kernelParams == nullptr) return *why = "a kernel's arguments unread", false;
+  }
+  if (size > kMaxArgumentBytes) return *why = "a kernel with too many argument bytes", false;
+  n.size = static_cast<std::uint32_t>(size);
+  n.bytes = static_cast<unsigned char*>(std::calloc((size + 7) / 8 + 1, 8));
+  if (n.bytes == nullptr) return *why = "no memory", false;
+  if (packed != nullptr) {
+    std::memcpy(n.bytes, packed, size);
+  } else {
+    for (int i = 0; i < n.params; ++i) {
+      std::size_t offset = 0, length = 0;
+      argument(d, n.kernel, static_cast<std::size_t>(i), offset, length);
+      std::memcpy(n.bytes + offset, n.kernel.kernelParams[i], length);
+    }
+  }
+  n.kernel.kernelParams = nullptr;  // the graph's: not ours to keep
+  n.kernel.extra = nullptr;
+  return true;
+}
+
+bool same_launch(const CUDA_KERNEL_NODE_PARAMS& a, const CUDA_KERNEL_NODE_PARAMS& b) noexcept {
+  return a.func == b.func && a.kern == b.kern && a.ctx == b.ctx && a.gridDimX == b.gridDimX &&
+         a.gridDimY == b.gridDimY && a.gridDimZ == b.gridDimZ && a.blockDimX == b.blockDimX &&
+         a.blockDimY == b.blockDimY && a.blockDimZ == b.blockDimZ && a.sharedMemBytes == b.sharedMemBytes;
+}
+
+bool same_memset_but_destination(const CUDA_MEMSET_NODE_PARAMS& a, const CUDA_MEMSET_NODE_PARAMS& b) noexcept {
+  return a.pitch == b.pitch && a.value == b.value && a.elementSize == b.elementSize && a.width == b.width &&
+         a.height == b.height;
+}
+
+// Sets node `n` of `exec` to its arguments as they are in `n.bytes`.
+bool set_node(const GraphDriver& d, CUgraphExec exec, const NodeCopy& n) noexcept {
+  if (n.type == CU_GRAPH_NODE_TYPE_MEMSET)
+    return d.cuGraphExecMemsetNodeSetParams != nullptr &&
+           d.cuGraphExecMemsetNodeSetParams(exec, n.node, &n.memset, n.kernel.ctx) == CUDA_SUCCESS;
+  CUDA_KERNEL_NODE_PARAMS k = n.kernel;
+  void* arguments[kMaxArguments];
+  std::size_t size = n.size;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, n.bytes, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  if (n.packed) {
+    k.extra = extra;
+  } else {
+    for (int i = 0; i < n.params; ++i) arguments[i] = n.bytes + n.offsets[i];
+    k.kernelParams = arguments;
+  }
+  return d.cuGraphExecKernelNodeSetParams_v2(exec, n.node, &k) == CUDA_SUCCESS;
+}
+
+}  // namespace
+
+GraphCopy* read_graph(const GraphDriver& d, CUgraph graph, const char** why) noexcept {
+  if (!has_inspection(d)) return *why = "the driver cannot read or update graph nodes", nullptr;
+  CUgraphNode nodes[kMaxNodes + 1];
+  std::size_t count = kMaxNodes + 1;
+  if (d.cuGraphGetNodes(graph, nodes, &count) != CUDA_SUCCESS) return *why = "the graph's nodes unread", nullptr;
+  if (count == 0 || count > kMaxNodes) return *why = "no nodes, or too many", nullptr;
+  void* memory = std::calloc(1, sizeof(GraphCopy));
+  if (memory == nullptr) return *why = "no memory", nullptr;
+  GraphCopy* copy = new (memory) GraphCopy;
+  for (std::size_t i = 0; i < count; ++i) {
+    NodeCopy& n = copy->nodes[copy->count++];
+    n.node = nodes[i];
+    if (d.cuGraphNodeGetType(n.node, &n.type) != CUDA_SUCCESS) {
+      *why = "a node of unknown type";
+      return free_copy(copy), nullptr;
+    }
+    if (n.type == CU_GRAPH_NODE_TYPE_KERNEL) {
+      if (!read_kernel(d, n, why)) return free_copy(copy), nullptr;
+    } else if (n.type == CU_GRAPH_NODE_TYPE_MEMSET && d.cuGraphMemsetNodeGetParams != nullptr &&
+               d.cuGraphMemsetNodeGetParams(n.node, &n.memset) == CUDA_SUCCESS && n.memset.height == 1) {
+      CUcontext current = nullptr;  // a memset is set again in the context it was captured in
+      if (d.cuCtxGetCurrent(&current) != CUDA_SUCCESS) return *why = "no context", free_copy(copy), nullptr;
+      n.kernel.ctx = current;
+    } else {
+      *why = "a node that is neither a kernel nor a 1-D memset";
+      return free_copy(copy), nullptr;
+    }
+  }
+  return copy;
+}
+
+void free_copy(GraphCopy* copy) noexcept {
+  if (copy == nullptr) return;
+  for (int i = 0; i < copy->count; ++i) std::free(copy->nodes[i].bytes);
+  std::free(copy);
+}
+
+std::uint64_t Relocation::word_at(const NodeCopy& n, std::uint16_t offset) noexcept {
+  if (offset == kMemsetDestination) return n.memset.dst;
+  std::uint64_t word;
+  std::memcpy(&word, n.bytes + offset, 8);
+  return word;
+}
+
+Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first_tensors, GraphCopy* second,
+                              const std::uint64_t* second_tensors, int count, const char** why,
+                              bool* ambiguous) noexcept {
+  *ambiguous = false;
+  if (count < 1 || count > kMaxTensors) return *why = "too many tensors", nullptr;
+  if (first.count != second->count) return *why = "captures of another shape", nullptr;
+  // Each tensor's move, and whether another tensor (not the same one named twice) moved alike.
+  std::uint64_t move[kMaxTensors];
+  bool moved[kMaxTensors], shared[kMaxTensors];
+  for (int i = 0; i < count; ++i) {
+    move[i] = second_tensors[i] - first_tensors[i];
+    moved[i] = move[i] != 0;
+    shared[i] = false;
+  }
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < count; ++j)
+      if (i != j && moved[i] && move[i] == move[j] && first_tensors[i] != first_tensors[j]) shared[i] = true;
+
+  void* memory = std::calloc(1, sizeof(Relocation));
+  if (memory == nullptr) return *why = "no memory", nullptr;
+  Relocation* r = new (memory) Relocation;
+  r->count_ = count;
+  std::uint32_t found = 0;
+  bool ambiguity = false;
+  auto refuse = [&](const char* reason) {
+    *why = reason;
+    destroy(r);
+    return nullptr;
+  };
+  // A differing word: the one tensor it follows, or -1.
+  auto follower = [&](std::uint64_t a, std::uint64_t b) {
+    int who = -1;
+    for (int i = 0; i < count; ++i) {
+      if (!moved[i] || b - a != move[i] || a - first_tensors[i] >= kMaxOffset) continue;
+      if (who >= 0 && first_tensors[who] != first_tensors[i]) ambiguity = true;  // two tensors moved alike
+      if (who < 0) who = i;
+    }
+    if (who >= 0 && shared[who]) ambiguity = true;
+    return who;
+  };
+  auto note = [&](int node, int tensor, std::uint16_t offset, std::uint64_t word) {
+    if (r->patches_ == kMaxPatches) return false;
+    r->patch_[r->patches_++] = {static_cast<std::uint8_t>(node), static_cast<std::uint8_t>(tensor), offset, word};
+    found |= std::uint32_t{1} << tensor;
+    return true;
+  };
+  for (int k = 0; k < first.count; ++k) {
+    const NodeCopy& a = first.nodes[k];
+    const NodeCopy& b = second->nodes[k];
+    if (a.type != b.type) return refuse("captures of another shape");
+    if (a.type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      if (!same_memset_but_destination(a.memset, b.memset)) return refuse("a memset that changed");
+      if (a.memset.dst == b.memset.dst) continue;
+      const int who = follower(a.memset.dst, b.memset.dst);
+      if (who < 0) return ambiguity ? (*ambiguous = true, refuse("tensors that moved alike")) : refuse("a memset no tensor's move explains");
+      if (!note(k, who, kMemsetDestination, b.memset.dst)) return refuse("too many pointer words");
+      continue;
+    }
+    if (!same_launch(a.kernel, b.kernel) || a.size != b.size || a.packed != b.packed || a.params != b.params ||
+        std::memcmp(a.offsets, b.offsets, sizeof a.offsets) != 0)
+      return refuse("kernels of another shape");
+    // Word by word: 8-byte words at 8-byte offsets; a tail shorter than a word must not differ.
+    std::uint32_t offset = 0;
+    for (; offset + 8 <= a.size; offset += 8) {
+      const std::uint64_t wa = word_at(a, static_cast<std::uint16_t>(offset));
+      const std::uint64_t wb = word_at(b, static_cast<std::uint16_t>(offset));
+      if (wa == wb) continue;
+      const int who = follower(wa, wb);
+      if (who < 0)
+        return ambiguity ? (*ambiguous = true, refuse("tensors that moved alike")) : refuse("an argument no tensor's move explains");
+      if (!note(k, who, static_cast<std::uint16_t>(offset), wb)) return refuse("too many pointer words");
+    }
+    if (std::memcmp(a.bytes + offset, b.bytes + offset, a.size - offset) != 0)
+      return refuse("an argument no tensor's move explains");
+  }
+  if (ambiguity) return *ambiguous = true, refuse("tensors that moved alike");
+  // A tensor that moved and was found nowhere is read through device memory. One named twice is
+  // found through its twin.
+  for (int i = 0; i < count; ++i) {
+    if (!moved[i]) continue;
+    bool seen = (found >> i) & 1;
+    for (int j = 0; j < count && !seen; ++j) seen = ((found >> j) & 1) && first_tensors[j] == first_tensors[i];
+    if (!seen) return refuse("a tensor that moved while no argument did (read through device memory)");
+    r->proven_ |= std::uint32_t{1} << i;
+  }
+  r->graph_ = second;
+  for (int i = 0; i < count; ++i) r->base_[i] = r->current_[i] = second_tensors[i];
+  return r;
+}
+
+void Relocation::destroy(Relocation* relocation) noexcept {
+  if (relocation == nullptr) return;
+  free_copy(relocation->graph_);
+  relocation->~Relocation();
+  std::free(relocation);
+}
+
+bool Relocation::apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept {
+  bool dirty[kMaxNodes] = {};
+  for (int p = 0; p < patches_; ++p) {
+    const Patch& patch = patch_[p];
+    if (tensors[patch.tensor] == current_[patch.tensor]) continue;
+    NodeCopy& n = graph_->nodes[patch.node];
+    const std::uint64_t word = relocated(patch, tensors);
+    if (patch.offset == kMemsetDestination) n.memset.dst = word;
+    else std::memcpy(n.bytes + patch.offset, &word, 8);
+    dirty[patch.node] = true;
+  }
+  for (int i = 0; i < count_; ++i) current_[i] = tensors[i];
+  for (int k = 0; k < graph_->count; ++k) {
+    if (!dirty[k]) continue;
+    if (!set_node(driver, exec, graph_->nodes[k])) return false;
+    ++updates_;
+  }
+  return true;
+}
+
+bool Relocation::matches(const GraphCopy& fresh, const std::uint64_t* tensors) const noexcept {
+  if (fresh.count != graph_->count) return false;
+  for (int k = 0; k < fresh.count; ++k) {
+    const NodeCopy& a = graph_->nodes[k];
+    const NodeCopy& b = fresh.nodes[k];
+    if (a.type != b.type) return false;
+    if (a.type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      std::uint64_t dst = a.memset.dst;
+      for (int p = 0; p < patches_; ++p)
+        if (patch_[p].node == k && patch_[p].offset == kMemsetDestination) dst = relocated(patch_[p], tensors);
+      if (dst != b.memset.dst || !same_memset_but_destination(a.memset, b.memset)) return false;
+      continue;
+    }
+    if (!same_launch(a.kernel, b.kernel) || a.size != b.size) return false;
+    for (std::uint32_t offset = 0; offset < a.size; offset += 8) {
+      const std::uint32_t length = a.size - offset < 8 ? a.size - offset : 8;
+      std::uint64_t want = 0, got = 0;
+      std::memcpy(&want, a.bytes + offset, length);
+      std::memcpy(&got, b.bytes + offset, length);
+      for (int p = 0; p < patches_; ++p)
+        if (patch_[p].node == k && patch_[p].offset == offset) want = relocated(patch_[p], tensors);
+      if (want != got) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace cudnn_fastpath::replay

@@ -1,0 +1,116 @@
+// Relocation: one captured graph of a library call, pointed at the tensors of another call of the
+// same shape by rewriting the pointers in its nodes' arguments (cuGraphExecKernelNodeSetParams on the
+// instantiated graph: no capture, no instantiation), only where that is proven right.
+//
+// The proof. The same call shape is captured twice, with tensors that moved between the two, and
+// every node's arguments are read back. The graphs must have the same nodes, each a kernel (the same
+// function, launch dimensions and argument layout) or a 1-D memset. Every 8-byte argument word (and
+// memset destination) that differs between the two must be one tensor's move: word2 - word1 is the
+// move of exactly one of the call's tensors, a move no other tensor of the call shares, and the word
+// is that tensor's address plus the same offset in both (less than 4 GiB away: a pointer split into
+// halves, or packed with another field, is not a pointer word). Nothing else may differ. Every
+// tensor that moved must have been found in at least one word: a tensor that moved while no word
+// changed is read through device memory, and a graph that does that is never relocated. A tensor
+// that did not move is unproven: the graph is good for calls whose unproven tensors are where they
+// were (the caller keeps them in the key). A tensor named twice (C == D) is one tensor.
+//
+// What cannot be proven is refused, with a reason; the caller then keeps replaying by pointer (or
+// runs the call directly). TMA tensor maps (128-byte opaque arguments) are never rewritten: a map
+// whose bytes differ is a difference no tensor's move explains, so its graph is refused.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "replay/graph_driver.h"
+
+namespace cudnn_fastpath::replay {
+
+// The most tensors a call may name for relocation, the most nodes of a graph, and the most arguments
+// and argument bytes of a kernel.
+inline constexpr int kMaxTensors = 8;
+inline constexpr int kMaxNodes = 8;
+inline constexpr int kMaxArguments = 64;
+inline constexpr std::size_t kMaxArgumentBytes = 4096;
+
+// One node of a captured graph, as read back.
+struct NodeCopy {
+  CUgraphNode node = nullptr;
+  CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+  CUDA_KERNEL_NODE_PARAMS kernel{};  // a kernel's, its argument pointers cleared (the bytes are below)
+  CUDA_MEMSET_NODE_PARAMS memset{};  // a memset's
+  bool packed = false;               // its arguments came as one packed buffer (`extra`), not one pointer each
+  std::uint32_t size = 0;            // argument bytes
+  std::uint16_t params = 0;          // arguments (0 when packed)
+  std::uint16_t offsets[kMaxArguments] = {};  // each argument's offset in `bytes`
+  unsigned char* bytes = nullptr;    // `size` of them (malloc), 8-byte aligned
+};
+
+// A captured graph's nodes (malloc, as their bytes).
+struct GraphCopy {
+  int count = 0;
+  NodeCopy nodes[kMaxNodes];
+};
+
+// Reads `graph`'s nodes into a new GraphCopy (free it with free_copy()); null, with `why`, when a
+// node is of another type than kernel or 1-D memset, or cannot be read, or the driver lacks the calls.
+GraphCopy* read_graph(const GraphDriver& driver, CUgraph graph, const char** why) noexcept;
+void free_copy(GraphCopy* copy) noexcept;
+
+// Which words of a graph follow which tensor: proven from two captures (prove()), applied to the
+// graph of the second (apply()).
+class Relocation {
+ public:
+  // The tensors' addresses as the call names them (`count` of them, up to kMaxTensors), for both
+  // captures: `first` and `second` (the graph kept, whose copy becomes the relocation's own: the
+  // caller gives it up). Null, with `why`, when the rules above refuse it; `ambiguous` when the only
+  // trouble was two tensors that moved by the same amount (another pair of captures may prove it).
+  static Relocation* prove(const GraphCopy& first, const std::uint64_t* first_tensors, GraphCopy* second,
+                           const std::uint64_t* second_tensors, int count, const char** why,
+                           bool* ambiguous) noexcept;
+  static void destroy(Relocation* relocation) noexcept;
+
+  // Whether tensor `i` was proven (moved in a word); an unproven one must be where it was.
+  bool proven(int i) const noexcept { return (proven_ >> i) & 1; }
+  std::uint32_t proven_mask() const noexcept { return proven_; }
+  const std::uint64_t* base() const noexcept { return base_; }
+
+  // Points `exec` (instantiated from the second capture's graph) at `tensors`: the argument words of
+  // every node that changes from what `exec` holds now are rewritten, and the node set again.
+  // False when the driver refused an update; `exec` is then in an unknown state (destroy it).
+  bool apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept;
+
+  // Whether a fresh capture of the call with `tensors` (`fresh`) is what apply() would make of the
+  // kept graph: verify mode's check.
+  bool matches(const GraphCopy& fresh, const std::uint64_t* tensors) const noexcept;
+
+  // How many node updates apply() has made (for the tests).
+  std::uint64_t updates() const noexcept { return updates_; }
+
+ private:
+  struct Patch {
+    std::uint8_t node;
+    std::uint8_t tensor;
+    std::uint16_t offset;  // in the node's argument bytes; memset: 0xFFFF, its destination
+    std::uint64_t word;    // at the base tensors
+  };
+  static constexpr int kMaxPatches = 64;
+
+  GraphCopy* graph_ = nullptr;                 // the kept graph's nodes, as they are in `exec` now
+  std::uint64_t base_[kMaxTensors] = {};       // the tensors the patches' words are for
+  std::uint64_t current_[kMaxTensors] = {};    // the tensors `exec` points at now
+  int count_ = 0;
+  std::uint32_t proven_ = 0;
+  int patches_ = 0;
+  Patch patch_[kMaxPatches];
+  std::uint64_t updates_ = 0;
+
+  static std::uint64_t word_at(const NodeCopy& n, std::uint16_t offset) noexcept;
+  std::uint64_t relocated(const Patch& p, const std::uint64_t* tensors) const noexcept {
+    return p.word + (tensors[p.tensor] - base_[p.tensor]);
+  }
+};
+
+}  // namespace cudnn_fastpath::replay

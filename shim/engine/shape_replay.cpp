@@ -1,0 +1,329 @@
+// Replay by call shape (shape_replay.h).
+#include "shim/engine/shape_replay.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "replay/graph_capture.h"
+#include "replay/graph_relocation.h"
+#include "shim/engine/engine_parts.h"
+#include "shim/libraries/mode.h"
+#include "shim/process/config.h"
+#include "shim/process/log.h"
+
+namespace cudnn_fastpath::shim {
+namespace {
+
+using replay::Admission;
+using replay::GraphCopy;
+using replay::GraphDriver;
+using replay::Phase;
+using replay::Relocation;
+using replay::Released;
+
+constexpr int kMaxTensors = replay::kMaxTensors;
+static_assert(Key::kMaxTensors == kMaxTensors, "a key marks as many tensors as a relocation follows");
+// Pairs of captures whose tensors moved alike, tried before a shape is given up.
+constexpr std::uint8_t kMaxAmbiguous = 3;
+
+GraphCache g_shapes[kFamilies];
+
+// What a shape's entry keeps besides its executable graph (Entry::extra, malloc'd): the graph it
+// came from (its nodes are what relocation updates), and either the first capture's nodes and
+// tensors while the shape is learnt, or the proof.
+struct Shape {
+  CUgraph graph = nullptr;
+  GraphCopy* first = nullptr;
+  std::uint64_t first_tensors[kMaxTensors] = {};
+  Relocation* relocation = nullptr;
+  std::uint8_t ambiguous = 0;
+};
+
+Shape* new_shape() {
+  void* memory = std::calloc(1, sizeof(Shape));
+  return memory != nullptr ? new (memory) Shape : nullptr;
+}
+
+void free_shape(Shape* s, const GraphDriver& driver) {
+  if (s == nullptr) return;
+  if (s->graph != nullptr) driver.cuGraphDestroy(s->graph);
+  replay::free_copy(s->first);
+  Relocation::destroy(s->relocation);
+  std::free(s);
+}
+
+// An entry's graph and what it kept with it, let go of.
+void destroy_shape(const Released& r) {
+  if (r.library == 0) return;
+  const GraphDriver& driver = driver_of(r.library);
+  if (r.graph != nullptr) replay::destroy_graph(driver, static_cast<CUgraphExec>(r.graph));
+  free_shape(static_cast<Shape*>(r.extra), driver);
+}
+
+bool relocation_possible(const GraphDriver& d) {
+  return d.cuGraphGetNodes && d.cuGraphNodeGetType && d.cuGraphKernelNodeGetParams_v2 &&
+         d.cuGraphExecKernelNodeSetParams_v2 && (d.cuFuncGetParamInfo || d.cuKernelGetParamInfo);
+}
+
+// The shape of `key` on `stream` into `shape`, and the call's tensors into `tensors`.
+void shape_of(const Key& key, CUstream stream, Key& shape, std::uint64_t (&tensors)[kMaxTensors]) {
+  shape.length = key.length;
+  std::memcpy(shape.words, key.words, key.length * sizeof key.words[0]);
+  const int count = key.tensor_count;
+  for (int i = 0; i < count; ++i) {
+    const std::uint64_t address = key.words[key.tensor_at[i]];
+    tensors[i] = address;
+    int same = i;
+    for (int j = 0; j < i; ++j)
+      if (tensors[j] == address) same = j, j = i;
+    const std::uint64_t alignment = address == 0 ? 64 : static_cast<std::uint64_t>(__builtin_ctzll(address));
+    // Address 0 stays itself; any other address becomes its class: bit 63 is no address's.
+    shape.words[key.tensor_at[i]] =
+        address == 0 ? 0 : (std::uint64_t{1} << 63) | std::uint64_t(same) << 8 | (alignment < 8 ? alignment : 8);
+  }
+  shape.tensor_count = key.tensor_count;
+  shape.add_pointer(stream);
+}
+
+bool same_tensors(const std::uint64_t* a, const std::uint64_t* b, int count) {
+  for (int i = 0; i < count; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
+__attribute__((cold)) void say(Family family, const char* what, const char* why) {
+  if (config().verbose) log_line("relocation of %s: %s (%s)", noun_of(family), what, why);
+}
+
+// Everything below runs with the entry in kCapturing, held by this thread alone; it ends in
+// publish(): kReady (the shape's graph is good), or kNever (its calls go by pointer).
+struct Held {
+  GraphCache::Entry& e;
+  const ReplayCall& call;
+  std::uint32_t m;
+  ReplayThread& t;
+  const Binding& binding;
+  const std::uint64_t* tensors;
+  int named;  // tensors
+  bool judged;
+
+  const GraphDriver& driver() const { return binding.real; }
+  Shape* shape() const { return static_cast<Shape*>(e.extra.load(std::memory_order_relaxed)); }
+  CUgraphExec exec() const { return static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)); }
+
+  // The shape is given up: its calls go by pointer. Its graph and state go now.
+  void give_up() {
+    if (counting()) count(Counter::relocations_refused);
+    Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), reinterpret_cast<std::uintptr_t>(&binding), 0,
+               false, e.extra.exchange(nullptr, std::memory_order_relaxed)};
+    destroy_shape(r);
+    e.publish(Phase::kNever);
+  }
+  bool counting() const { return (m & mode::kCounting) != 0; }
+
+  // Launches `exec` for the call; `again`: the shape's graph launched again (the rule's hit).
+  int launch(CUgraphExec exec, bool again) {
+    if (!replay::launch_graph(driver(), exec, call.stream)) return call.launch_failed;
+    if (again) {
+      e.note_launch();
+      Admission::hit(admission_of(t, call.family));
+    }
+    count_outcome(m, call.family, Outcome::kLaunch);
+    return 0;
+  }
+
+  // A capture of the call, its graph kept and read; false (and nothing kept) when either failed.
+  bool capture(replay::Captured& captured, GraphCopy*& copy) {
+    const CallCapture c = capture_call(call, t, binding, nullptr, true);
+    if (c.captured.exec == nullptr) return false;
+    const char* why = nullptr;
+    copy = replay::read_graph(driver(), c.captured.graph, &why);
+    captured = c.captured;
+    if (copy == nullptr) {
+      say(call.family, "a graph that cannot be read", why);
+      replay::destroy_graph(driver(), captured.exec);
+      driver().cuGraphDestroy(captured.graph);
+      return false;
+    }
+    e.context.store(c.context, std::memory_order_relaxed);
+    return true;
+  }
+};
+
+// The first capture of a shape: kept, with its nodes and tensors, for the proof.
+bool learn_first(Held& h, int& status) {
+  Shape* s = new_shape();
+  replay::Captured captured;
+  if (s == nullptr || !h.capture(captured, s->first)) {
+    std::free(s);
+    h.e.publish(Phase::kNever);
+    return false;
+  }
+  s->graph = captured.graph;
+  std::memcpy(s->first_tensors, h.tensors, sizeof(std::uint64_t) * h.named);
+  h.e.library.store(reinterpret_cast<std::uintptr_t>(&h.binding), std::memory_order_relaxed);
+  h.e.graph.store(captured.exec, std::memory_order_relaxed);
+  h.e.extra.store(s, std::memory_order_relaxed);
+  count_outcome(h.m, h.call.family, Outcome::kCaptured);
+  status = h.launch(captured.exec, false);
+  h.e.publish(Phase::kReady);
+  return true;
+}
+
+// A call of a shape being learnt with other tensors: captured too, and the two compared.
+bool learn_second(Held& h, int& status) {
+  Shape* s = h.shape();
+  replay::Captured captured;
+  GraphCopy* copy = nullptr;
+  if (!h.capture(captured, copy)) {
+    h.give_up();
+    return false;
+  }
+  count_outcome(h.m, h.call.family, Outcome::kCaptured);
+  const char* why = nullptr;
+  bool ambiguous = false;
+  Relocation* r = Relocation::prove(*s->first, s->first_tensors, copy, h.tensors, h.named, &why, &ambiguous);
+  // The capture ran nothing: its graph does this call's work, kept or not (a graph destroyed while
+  // it runs is freed when it completes).
+  status = h.launch(captured.exec, false);
+  if (r == nullptr) {
+    replay::free_copy(copy);
+    replay::destroy_graph(h.driver(), captured.exec);
+    h.driver().cuGraphDestroy(captured.graph);
+    if (ambiguous && ++s->ambiguous < kMaxAmbiguous) {
+      h.e.publish(Phase::kReady);
+    } else {
+      say(h.call.family, "a shape replayed by pointer", why);
+      h.give_up();
+    }
+    return true;
+  }
+  // Proven: the second graph is the shape's from now on.
+  replay::destroy_graph(h.driver(), h.exec());
+  h.driver().cuGraphDestroy(s->graph);
+  replay::free_copy(s->first);
+  s->first = nullptr;
+  s->graph = captured.graph;
+  s->relocation = r;
+  h.e.graph.store(captured.exec, std::memory_order_relaxed);
+  if (h.counting()) count(Counter::relocations_proven);
+  h.e.publish(Phase::kReady);
+  return true;
+}
+
+// A call of a proven shape: its graph pointed at the call's tensors and launched.
+bool relocate(Held& h, int& status) {
+  Relocation& r = *h.shape()->relocation;
+  for (int i = 0; i < h.named; ++i)
+    if (!r.proven(i) && h.tensors[i] != r.base()[i]) {  // an unproven tensor moved: by pointer
+      h.e.publish(Phase::kReady);
+      return false;
+    }
+  if (config().verify) {
+    replay::Captured fresh;
+    GraphCopy* copy = nullptr;
+    if (!h.capture(fresh, copy)) {
+      h.e.publish(Phase::kReady);
+      return false;
+    }
+    const bool same = r.matches(*copy, h.tensors);
+    replay::free_copy(copy);
+    replay::destroy_graph(h.driver(), fresh.exec);
+    h.driver().cuGraphDestroy(fresh.graph);
+    if (!same) {
+      if (h.counting()) count(Counter::relocation_mismatches);
+      log_line("verify: the relocated graph of %s differs from a fresh capture of the call; its shape is replayed "
+               "by pointer from now on",
+               noun_of(h.call.family));
+      h.give_up();
+      return false;
+    }
+  }
+  const std::uint64_t updates = r.updates();
+  if (!r.apply(h.driver(), h.exec(), h.tensors)) {
+    say(h.call.family, "an update failed", "the shape is replayed by pointer");
+    h.give_up();
+    return false;
+  }
+  if (h.counting()) {
+    count(Counter::relocated);
+    count(Counter::relocation_updates, r.updates() - updates);
+  }
+  status = h.launch(h.exec(), true);
+  h.e.publish(Phase::kReady);
+  return true;
+}
+
+}  // namespace
+
+bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
+                     int& status) noexcept {
+  if (key.tensor_count == 0 || t.capturing) return false;
+  const Binding* binding = driver_for(call.caller);
+  if (binding == nullptr || !relocation_possible(binding->real)) return false;
+  if (replay::capturing(binding->real, call.stream)) return false;  // the program's own capture
+  Key shape;
+  std::uint64_t tensors[kMaxTensors];
+  shape_of(key, call.stream, shape, tensors);
+  if (!shape.complete) return false;
+  const std::uint64_t hash = shape.hash();
+  GraphCache& cache = g_shapes[static_cast<int>(call.family)];
+  Released evicted;
+  GraphCache::Lease lease = cache.acquire(shape, hash);
+  if (!lease) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
+  if (evicted.entry) {
+    destroy_shape(evicted);
+    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged)
+      Admission::waste(admission_of(t, call.family), waste);
+  }
+  if (!lease) return false;
+  GraphCache::Entry& e = cache.entry(lease);
+  Held h{e, call, m, t, *binding, tensors, key.tensor_count, judged};
+  bool taken = false;
+  switch (e.current_phase()) {
+    case Phase::kCounting:
+      // Relaxed: a count, as the engine's.
+      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= replay::kDirectRunsBeforeCapture &&
+          e.begin_capture(Phase::kCounting))
+        taken = learn_first(h, status);
+      break;
+    case Phase::kReady:
+      if (!replay::in_context(binding->real, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))))
+        break;
+      if (!e.begin_capture(Phase::kReady)) break;  // another thread holds it: by pointer
+      if (h.shape()->relocation != nullptr) {
+        taken = relocate(h, status);
+      } else if (same_tensors(tensors, h.shape()->first_tensors, h.named)) {
+        status = h.launch(h.exec(), true);
+        e.publish(Phase::kReady);
+        taken = true;
+      } else {
+        taken = learn_second(h, status);
+      }
+      break;
+    default:  // kNever: by pointer; kCapturing: another thread's
+      break;
+  }
+  Released released;
+  cache.release(lease, released);
+  destroy_shape(released);
+  return taken;
+}
+
+void forget_shapes_of_handle(Family family, std::uint64_t handle) noexcept {
+  g_shapes[static_cast<int>(family)].forget_if(
+      [handle](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == handle; },
+      [](const Released& r) { destroy_shape(r); });
+}
+
+void forget_all_shapes(Family family) noexcept {
+  g_shapes[static_cast<int>(family)].forget_if([](const GraphCache::StoredKey&) { return true; },
+                                               [](const Released& r) { destroy_shape(r); });
+}
+
+void forget_shapes_in_child() noexcept {
+  for (GraphCache& cache : g_shapes) cache.forget_in_child();
+}
+
+}  // namespace cudnn_fastpath::shim
