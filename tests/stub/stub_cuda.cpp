@@ -24,10 +24,9 @@ namespace stubcuda {
 
 std::mutex graph_lock;
 StubCudaGraphCounters graph_counters{};
-std::set<StubGraph*>* graphs = new std::set<StubGraph*>;  // these four never freed
+std::set<StubGraph*>* graphs = new std::set<StubGraph*>;  // these three never freed
 std::set<StubExec*>* execs = new std::set<StubExec*>;
 std::map<const Node*, StubGraph*>* graph_nodes = new std::map<const Node*, StubGraph*>;
-std::set<const StubKernel*>* kernels = new std::set<const StubKernel*>;
 
 }  // namespace stubcuda
 
@@ -99,6 +98,7 @@ int stubcuda::capture(CUstream stream, std::unique_ptr<Node> node) {
   if (it == g_states->end() || !it->second.capturing) return 0;
   node->id = next_node_id();
   node->context = it->second.context;
+  if (node->kind == stubcuda::NodeKind::kKernel) know_kernel(node->kernel);
   it->second.nodes.push_back(std::move(node));
   return 1;
 }

@@ -93,8 +93,11 @@ extern std::set<StubGraph*>* graphs;
 extern std::set<StubExec*>* execs;
 // Every node of a live graph: the handles the node functions accept.
 extern std::map<const Node*, StubGraph*>* graph_nodes;
-// Every stub kernel recorded into a capture: the CUfunctions cuFuncGetParamInfo knows.
-extern std::set<const StubKernel*>* kernels;
+// The stub kernels recorded into captures so far: the CUfunctions cuFuncGetParamInfo knows. A
+// fixed table, not a heap container: an allocation at a capture would move the addresses that
+// tests expect freed objects to come back at (the first 4096 kernels are known, no more).
+void know_kernel(const StubKernel* kernel);
+bool known_kernel(const void* function);
 
 // Appends `node` to `stream`'s capture: 1 when recorded, 0 when the stream is not capturing.
 int capture(CUstream stream, std::unique_ptr<Node> node);

@@ -16,6 +16,8 @@ namespace stubcuda {
 namespace {
 
 std::atomic<std::uint64_t> g_next_node_id{1};
+const StubKernel* g_known_kernels[4096];  // under graph_lock
+std::size_t g_known_count = 0;
 
 // What cuGraphKernelNodeGetParams_v2 hands out for a kernel node: pointers into its own bytes.
 void point_into_args(Node& node) {
@@ -57,17 +59,11 @@ Node* exec_node(CUgraphExec exec, CUgraphNode handle) {
   return nullptr;  // a node of another graph
 }
 
-// A stub kernel the driver has seen (recorded into a capture), or nullptr (under graph_lock).
-const StubKernel* known_kernel(const void* function) {
-  const auto* kernel = static_cast<const StubKernel*>(function);
-  return kernels->count(kernel) ? kernel : nullptr;
-}
-
 CUresult param_info(const void* function, std::size_t index, std::size_t* offset, std::size_t* size) {
   if (offset == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> guard(graph_lock);
-  const StubKernel* kernel = known_kernel(function);
-  if (kernel == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  if (!known_kernel(function)) return CUDA_ERROR_INVALID_HANDLE;
+  const auto* kernel = static_cast<const StubKernel*>(function);
   if (index >= kernel->param_count) return CUDA_ERROR_INVALID_VALUE;  // past the last parameter
   *offset = kernel->params[index].offset;
   if (size != nullptr) *size = kernel->params[index].size;
@@ -130,6 +126,17 @@ ArgumentBytes::ArgumentBytes(const void* bytes, std::size_t size)
   if (size != 0) std::memcpy(aligned_, bytes, size);
 }
 
+void know_kernel(const StubKernel* kernel) {
+  if (known_kernel(kernel) || g_known_count == sizeof g_known_kernels / sizeof g_known_kernels[0]) return;
+  g_known_kernels[g_known_count++] = kernel;
+}
+
+bool known_kernel(const void* function) {
+  for (std::size_t i = 0; i < g_known_count; ++i)
+    if (g_known_kernels[i] == function) return true;
+  return false;
+}
+
 std::uint64_t next_node_id() { return g_next_node_id.fetch_add(1, std::memory_order_relaxed); }
 
 std::unique_ptr<Node> clone(const Node& from, std::uint64_t origin) {
@@ -180,10 +187,6 @@ extern "C" {
 int stubcuda_capture_kernel(CUstream stream, CUfunction function, const void* args, std::size_t size, int use_extra) {
   const auto* kernel = reinterpret_cast<const StubKernel*>(function);
   if (kernel == nullptr || kernel->magic != STUB_KERNEL_MAGIC || size != kernel->args_size) return -1;
-  {
-    std::lock_guard<std::mutex> guard(graph_lock);
-    stubcuda::kernels->insert(kernel);
-  }
   return stubcuda::capture(stream, stubcuda::kernel_node(kernel, args, use_extra != 0));
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "tests/stub/stub_device_memory.h"
@@ -263,11 +264,13 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
     return a;
   };
   const Arguments first_args = arguments(first);
-  const Arguments second_args = arguments(second == kVariants ? kPlain : second);
+  std::optional<Arguments> second_args;
+  if (second != kVariants) second_args.emplace(arguments(second));
 
   // A reference call leaves the scratch memory as it found it (a table, an intermediate).
   unsigned char saved[kScratchBytes];
-  const bool restore = call.reference && call.scratch != nullptr && stubmem::read(call.scratch, saved, sizeof saved);
+  const bool restore = call.reference && (first == kIndirect || first == kProducer) &&
+                       stubmem::read(call.scratch, saved, sizeof saved);
   if (first == kIndirect) {  // host writes, at the call: no capture sees them
     std::uint64_t table[2 + 2 * kMaxTensors] = {fnv(family_.name.data(), family_.name.size()),
                                                 static_cast<std::uint64_t>(call.tensor_count)};
@@ -292,7 +295,7 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
     if (stubcuda_capture_kernel(call.stream, function(first), first_args.data(), kernels_[first].kernel.args_size,
                                 extra(first)) == 1) {
       if (second != kVariants)
-        stubcuda_capture_kernel(call.stream, function(second), second_args.data(), kernels_[second].kernel.args_size,
+        stubcuda_capture_kernel(call.stream, function(second), second_args->data(), kernels_[second].kernel.args_size,
                                 extra(second));
       recorded = true;
     }
@@ -303,7 +306,7 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
     const DirectRun* outer = t_direct;
     t_direct = &direct;
     run(first, first_args.data());
-    if (second != kVariants) run(second, second_args.data());
+    if (second != kVariants) run(second, second_args->data());
     t_direct = outer;
   }
   if (restore) stubmem::write(call.scratch, saved, sizeof saved);
