@@ -219,7 +219,8 @@ TEST_CASE("kernel styles: tma, a pointer only inside a tensor map, moved only by
     stylecheck::check_correct(lib, STUB_KERNEL_STYLE_TMA);
     const Relocation r(lib);
     bool map = false;
-    for (const auto& [offset, size] : r.first_graph.nodes()[0].layout) map = map || (size == 128 && offset % 64 == 0);
+    const auto nodes = r.first_graph.nodes();
+    for (const auto& [offset, size] : nodes[0].layout) map = map || (size == 128 && offset % 64 == 0);
     CHECK(map);
     stubreloc::Options words_only;
     words_only.tensor_maps = false;
