@@ -7,13 +7,17 @@
 // GPU's work into a blob; running it (at once, or at each launch of a graph captured from it with
 // the stub libcuda, stub_cuda.h) writes a 64-bit digest of the blob and of the first 8 bytes of
 // A, B, C (and of device-mode alpha/beta) read at run time into the first 8 bytes of the output.
-// Every input buffer must hold at least 8 bytes: host memory stands for device memory.
+// Every input buffer must hold at least 8 bytes: host memory stands for device memory. The blob
+// travels as the argument bytes of stub kernels (stub_styled_kernels.h): one kernel node of the
+// stub driver per call by default, or the adversarial layouts of stubblas_set_kernel_style.
 #pragma once
 
 #include <cublasLt.h>
 #include <cublas_api.h>
 
 #include <cstdint>
+
+#include "tests/stub/stub_kernel_style.h"
 
 extern "C" {
 
@@ -154,6 +158,12 @@ std::uint64_t stubblaslt_handle_serial(cublasLtHandle_t handle);
 // recorded, and matmuls and GEMMs run at once even on a capturing stream. Returns the old value.
 int stubblas_reference_calls(int on);
 int stubblas_reference_calls_on(void);
+
+// How cublasLtMatmul and the cuBLAS GEMMs lay their work out in kernels from now on, for the
+// whole process (a StubKernelStyle; STUB_KERNEL_STYLE_PLAIN by default): returns the old style,
+// or -1 (and changes nothing) for a value that is not a style. stubblas_kernel_style: the style now.
+int stubblas_set_kernel_style(int style);
+int stubblas_kernel_style(void);
 
 // For the cuBLAS stub: `handle` (a cuBLAS handle) is accepted as a cuBLASLt handle from now on,
 // under the returned serial (0 after stubblaslt_forget_handle). Not for tests.

@@ -1,5 +1,5 @@
-// The hashing the cuBLAS and cuBLASLt stubs share (compiled into each; not exported): a digest of
-// a blob and of memory read at run time, and how alpha and beta are read at a call.
+// The hashing the cuBLAS and cuBLASLt stubs share (compiled into each; not exported): the heuristic's
+// hash, and how alpha and beta are read at a call. Their kernels' digests: stub_styled_kernels.h.
 #pragma once
 
 #include <library_types.h>
@@ -25,29 +25,6 @@ inline std::uint64_t mix(std::uint64_t x) {
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
-}
-
-// The first 8 bytes at `pointer`, read now (a run reads its inputs when it runs); 0 for NULL.
-inline std::uint64_t first_bytes(const void* pointer) {
-  std::uint64_t value = 0;
-  if (pointer != nullptr) std::memcpy(&value, pointer, sizeof value);
-  return value;
-}
-
-// Adds what a run reads from memory to a digest: 8 bytes, and whether there was a pointer at all.
-inline std::uint64_t add_read(std::uint64_t h, const void* pointer) {
-  const std::uint64_t read[2] = {pointer != nullptr, first_bytes(pointer)};
-  return fnv(read, sizeof read, h);
-}
-
-// The digest of a blob plus the run-time reads of its inputs and device scalars.
-inline std::uint64_t digest(const void* blob, std::size_t size, const void* const* reads, int count,
-                            const StubBlasScalar& alpha, const StubBlasScalar& beta) {
-  std::uint64_t h = fnv(blob, size);
-  for (int i = 0; i < count; ++i) h = add_read(h, reads[i]);
-  if (alpha.kind == STUBBLAS_SCALAR_DEVICE) h = add_read(h, alpha.pointer);
-  if (beta.kind == STUBBLAS_SCALAR_DEVICE) h = add_read(h, beta.pointer);
-  return mix(h);
 }
 
 // Bytes of one value of a scale type (alpha and beta); 0 for a type no scalar can have.

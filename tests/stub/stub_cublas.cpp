@@ -3,12 +3,15 @@
 // stub_blas_control.h). Like the real one it needs libcublasLt.so.13: its handles are accepted
 // as cuBLASLt handles there, and with stubblas_inner_lt_calls on each GEMM runs an Lt matmul too.
 //
-// A GEMM reads its arguments and the handle's state into a blob when it is called; on the
-// handle's capturing stream it is recorded (and, with no user workspace, counted as an allocation
-// the real cuBLAS would make inside the capture), otherwise it runs: a digest into C.
+// A GEMM reads its arguments and the handle's state into a blob when it is called, and launches
+// kernels that carry it (stub_styled_kernels.h, in the style stubblas_set_kernel_style chose): on
+// the handle's capturing stream they are recorded (and, with no user workspace, the GEMM is
+// counted as an allocation the real cuBLAS would make inside the capture), otherwise they run: a
+// digest into C.
 #include <cublasLt.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -18,9 +21,7 @@
 #include "tests/stub/stub_blas_digest.h"
 #include "tests/stub/stub_cublas_internal.h"
 #include "tests/stub/stub_cuda.h"
-
-// The driver stub, when the process has one (a weak reference: cuBLAS does not need it).
-extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
+#include "tests/stub/stub_styled_kernels.h"
 
 namespace {
 
@@ -42,6 +43,8 @@ struct BlasHandle {
   int mantissa_bit_offset = 0;
   int* mantissa_bit_count_pointer = nullptr;
   alignas(256) unsigned char scratch[256];  // D of the inner Lt matmuls (stubblas_inner_lt_calls)
+  // The GEMM kernels' scratch memory when the handle has no user workspace big enough for it.
+  alignas(256) unsigned char kernel_scratch[stubkernels::kScratchBytes];
 };
 
 ReusingPool<BlasHandle, 1024> g_handles;
@@ -143,13 +146,23 @@ struct Gemm {
   cublasGemmAlgo_t algo;
 };
 
-// Runs a GEMM from its blob (at the call, or at each launch of a graph captured from it).
-void run_gemm(const StubBlasGemmBlob& blob, bool replayed) {
-  const void* reads[3] = {blob.a, blob.b, blob.c};
-  const std::uint64_t digest = stubblas::digest(&blob, sizeof blob, reads, 3, blob.alpha, blob.beta);
-  std::memcpy(blob.c, &digest, sizeof digest);
-  if (!replayed && stubblas_reference_calls_on()) return;  // a reference call: not counted, not recorded
-  std::memcpy(&t_last_run.blob, &blob, sizeof blob);
+// What a GEMM's kernels read when they run: A, B, C and alpha and beta in device memory.
+std::uint64_t read_gemm_inputs(const void* blob, std::uint64_t h) {
+  const auto& g = *static_cast<const StubBlasGemmBlob*>(blob);
+  for (const void* input : {g.a, g.b, static_cast<const void*>(g.c)}) h = stubkernels::add_read(h, input);
+  if (g.alpha.kind == STUBBLAS_SCALAR_DEVICE) h = stubkernels::add_read(h, g.alpha.pointer);
+  if (g.beta.kind == STUBBLAS_SCALAR_DEVICE) h = stubkernels::add_read(h, g.beta.pointer);
+  return h;
+}
+
+void write_gemm_output(const void* blob, std::uint64_t digest) {
+  stubkernels::write_digest(static_cast<const StubBlasGemmBlob*>(blob)->c, digest);
+}
+
+// A GEMM's last kernel ran (at the call, or at a launch of a graph captured from it), outside
+// reference mode.
+void gemm_ran(const void* blob, std::uint64_t digest, bool replayed) {
+  std::memcpy(&t_last_run.blob, blob, sizeof t_last_run.blob);
   t_last_run.digest = digest;
   t_last_run.replayed = replayed;
   t_last_run.valid = 1;
@@ -157,7 +170,34 @@ void run_gemm(const StubBlasGemmBlob& blob, bool replayed) {
   ++(replayed ? g_counters.gemm_replays : g_counters.gemm_direct);
 }
 
-void replay_gemm(const void* blob) { run_gemm(*static_cast<const StubBlasGemmBlob*>(blob), true); }
+// The GEMMs' kernels: each field of the blob a parameter, as a kernel with many arguments has them.
+const stubkernels::Kernels& gemm_kernels() {
+  using B = StubBlasGemmBlob;
+  static_assert(sizeof(B) % 8 == 0, "a blob is whole 8-byte words");
+  static const stubkernels::Kernels kernels(stubkernels::Family{
+      "cublas_gemm", sizeof(B),
+      {STUBKERNELS_FIELD(B, handle_serial), STUBKERNELS_FIELD(B, entry), STUBKERNELS_FIELD(B, transa),
+       STUBKERNELS_FIELD(B, transb), STUBKERNELS_FIELD(B, a_type), STUBKERNELS_FIELD(B, b_type),
+       STUBKERNELS_FIELD(B, c_type), STUBKERNELS_FIELD(B, compute_type), STUBKERNELS_FIELD(B, algo),
+       STUBKERNELS_FIELD(B, m), STUBKERNELS_FIELD(B, n), STUBKERNELS_FIELD(B, k), STUBKERNELS_FIELD(B, lda),
+       STUBKERNELS_FIELD(B, ldb), STUBKERNELS_FIELD(B, ldc), STUBKERNELS_FIELD(B, stride_a),
+       STUBKERNELS_FIELD(B, stride_b), STUBKERNELS_FIELD(B, stride_c), STUBKERNELS_FIELD(B, batch_count),
+       STUBKERNELS_FIELD(B, a), STUBKERNELS_FIELD(B, b), STUBKERNELS_FIELD(B, c), STUBKERNELS_FIELD(B, workspace),
+       STUBKERNELS_FIELD(B, workspace_size), STUBKERNELS_FIELD(B, default_pool), STUBKERNELS_FIELD(B, pointer_mode),
+       STUBKERNELS_FIELD(B, math_mode), STUBKERNELS_FIELD(B, atomics_mode), STUBKERNELS_FIELD(B, sm_count_target),
+       STUBKERNELS_FIELD(B, emulation_strategy), STUBKERNELS_FIELD(B, special_values_support),
+       STUBKERNELS_FIELD(B, mantissa_control), STUBKERNELS_FIELD(B, max_mantissa_bit_count),
+       STUBKERNELS_FIELD(B, mantissa_bit_offset), STUBKERNELS_FIELD(B, mantissa_bit_count_pointer),
+       STUBKERNELS_FIELD(B, alpha), STUBKERNELS_FIELD(B, beta)},
+      offsetof(B, b), offsetof(B, a), offsetof(B, c), false, read_gemm_inputs, write_gemm_output, gemm_ran});
+  return kernels;
+}
+
+// `pointer` moved by `elements` of `type` (a pointer inside a tensor: the start of its next batch).
+std::uintptr_t inside(const void* pointer, std::int64_t elements, cudaDataType type) {
+  const std::uint32_t size = stubblas::scale_size(type);
+  return reinterpret_cast<std::uintptr_t>(pointer) + static_cast<std::uintptr_t>(elements) * (size == 0 ? 1 : size);
+}
 
 cublasStatus_t gemm(cublasHandle_t handle, const Gemm& g) {
   const bool reference = stubblas_reference_calls_on() != 0;
@@ -165,6 +205,7 @@ cublasStatus_t gemm(cublasHandle_t handle, const Gemm& g) {
   std::memset(&blob, 0, sizeof blob);  // padding too: the blob is hashed
   cudaStream_t stream = nullptr;
   void* scratch = nullptr;
+  void* kernel_scratch = nullptr;
   {
     std::lock_guard<std::mutex> guard(g_lock);
     if (!reference) ++g_counters.gemm_calls;
@@ -186,6 +227,7 @@ cublasStatus_t gemm(cublasHandle_t handle, const Gemm& g) {
     blob.mantissa_bit_offset = h->mantissa_bit_offset;
     blob.mantissa_bit_count_pointer = h->mantissa_bit_count_pointer;
     scratch = h->scratch;
+    kernel_scratch = blob.workspace_size >= stubkernels::kScratchBytes ? blob.workspace : h->kernel_scratch;
   }
   if (g.m < 0 || g.n < 0 || g.k < 0 || g.lda < 0 || g.ldb < 0 || g.ldc < 0 || g.batch_count < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -231,15 +273,22 @@ cublasStatus_t gemm(cublasHandle_t handle, const Gemm& g) {
     }
   }
   if (!reference) t_last_stream = stream;
+  stubkernels::Call call{};
+  call.blob = &blob;
+  const std::int64_t a_columns = g.transa == CUBLAS_OP_N ? g.k : g.m;
+  call.interior[0] = inside(g.a, g.stride_a != 0 ? g.stride_a : g.lda * a_columns, g.a_type);
+  call.interior[1] = inside(g.c, g.stride_c != 0 ? g.stride_c : g.ldc * g.n, g.c_type);
+  for (std::uint32_t field : {offsetof(StubBlasGemmBlob, a), offsetof(StubBlasGemmBlob, b), offsetof(StubBlasGemmBlob, c)})
+    call.tensor_fields[call.tensor_count++] = field;
+  call.scratch = kernel_scratch;
+  call.stream = reinterpret_cast<CUstream>(stream);
+  call.reference = reference;
   // On the handle's capturing stream (the driver stub loaded), the GEMM is recorded, not run.
-  if (!reference && stubcuda_capture_node != nullptr &&
-      stubcuda_capture_node(reinterpret_cast<CUstream>(stream), replay_gemm, &blob, sizeof blob) == 1) {
+  if (gemm_kernels().launch(static_cast<StubKernelStyle>(stubblas_kernel_style()), call)) {
     std::lock_guard<std::mutex> guard(g_lock);
     ++g_counters.gemm_captured;
     if (blob.default_pool) ++g_counters.allocations_in_capture;
-    return CUBLAS_STATUS_SUCCESS;
   }
-  run_gemm(blob, false);
   return CUBLAS_STATUS_SUCCESS;
 }
 

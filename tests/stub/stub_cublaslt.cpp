@@ -2,12 +2,14 @@
 // stub_blas_control.h); the descriptors are in stub_cublaslt_desc.cpp.
 //
 // The heuristic's algos are a hash of every input, so that a cache keyed on less hands out a wrong
-// one; a matmul reads everything that decides the GPU's work when it is called into a blob,
-// recorded into a capturing stream (the stub libcuda) or run at once. Running it writes a digest
-// of the blob and of its inputs' first bytes, read then, into D.
+// one; a matmul reads everything that decides the GPU's work when it is called into a blob, and
+// launches kernels that carry it (stub_styled_kernels.h, in the style stubblas_set_kernel_style
+// chose), recorded into a capturing stream (the stub libcuda) or run at once. Running them writes
+// a digest of the blob and of its inputs' first bytes, read then, into D.
 #include <cublasLt.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -18,9 +20,7 @@
 #include "tests/stub/stub_blas_digest.h"
 #include "tests/stub/stub_cublaslt_internal.h"
 #include "tests/stub/stub_cuda.h"
-
-// The driver stub, when the process has one (a weak reference: cuBLASLt does not need it).
-extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
+#include "tests/stub/stub_styled_kernels.h"
 
 namespace {
 
@@ -34,6 +34,10 @@ std::mutex g_lock;  // everything below
 std::map<const void*, std::uint64_t>* g_adopted = new std::map<const void*, std::uint64_t>;  // cuBLAS handles
 std::atomic<std::uint64_t> g_serials{0};  // shared by cuBLASLt and cuBLAS handles: never reused
 StubBlasLtCounters g_counters{};          // the descriptor counts are kept in stub_cublaslt_desc.cpp
+
+std::atomic<int> g_kernel_style{STUB_KERNEL_STYLE_PLAIN};  // cuBLASLt's and cuBLAS's
+// The matmul kernels' scratch memory when the call's workspace is too small for it.
+alignas(256) unsigned char g_kernel_scratch[stubkernels::kScratchBytes];
 
 thread_local int t_reference = 0;
 thread_local StubLtMatmulRun t_last_run{};
@@ -71,13 +75,23 @@ struct HeuristicInputs {
   StubLtPreferenceValues preference;
 };
 
-// Runs a matmul from its blob (at the call, or at each launch of a graph captured from it).
-void run_matmul(const StubLtMatmulBlob& blob, bool replayed) {
-  const void* reads[3] = {blob.a, blob.b, blob.c};
-  const std::uint64_t digest = stubblas::digest(&blob, sizeof blob, reads, 3, blob.alpha, blob.beta);
-  std::memcpy(blob.d, &digest, sizeof digest);
-  if (!replayed && t_reference) return;  // a reference call: not counted, not recorded
-  std::memcpy(&t_last_run.blob, &blob, sizeof blob);
+// What a matmul's kernels read when they run: A, B, C and alpha and beta in device memory.
+std::uint64_t read_matmul_inputs(const void* blob, std::uint64_t h) {
+  const auto& m = *static_cast<const StubLtMatmulBlob*>(blob);
+  for (const void* input : {m.a, m.b, m.c}) h = stubkernels::add_read(h, input);
+  if (m.alpha.kind == STUBBLAS_SCALAR_DEVICE) h = stubkernels::add_read(h, m.alpha.pointer);
+  if (m.beta.kind == STUBBLAS_SCALAR_DEVICE) h = stubkernels::add_read(h, m.beta.pointer);
+  return h;
+}
+
+void write_matmul_output(const void* blob, std::uint64_t digest) {
+  stubkernels::write_digest(static_cast<const StubLtMatmulBlob*>(blob)->d, digest);
+}
+
+// A matmul's last kernel ran (at the call, or at a launch of a graph captured from it), outside
+// reference mode.
+void matmul_ran(const void* blob, std::uint64_t digest, bool replayed) {
+  std::memcpy(&t_last_run.blob, blob, sizeof t_last_run.blob);
   t_last_run.digest = digest;
   t_last_run.replayed = replayed;
   t_last_run.valid = 1;
@@ -85,7 +99,24 @@ void run_matmul(const StubLtMatmulBlob& blob, bool replayed) {
   ++(replayed ? g_counters.matmul_replays : g_counters.matmul_direct);
 }
 
-void replay_matmul(const void* blob) { run_matmul(*static_cast<const StubLtMatmulBlob*>(blob), true); }
+// The matmul's kernels: the whole blob one parameter, as CUTLASS kernels take one Params struct
+// (and report their arguments through `extra`, as cuLaunchKernel launches do).
+const stubkernels::Kernels& matmul_kernels() {
+  using B = StubLtMatmulBlob;
+  static_assert(sizeof(B) % 8 == 0, "a blob is whole 8-byte words");
+  static const stubkernels::Kernels kernels(stubkernels::Family{
+      "cublasLt_matmul", sizeof(B), {{0, static_cast<std::uint32_t>(sizeof(B))}}, offsetof(B, b), offsetof(B, a),
+      offsetof(B, d), true, read_matmul_inputs, write_matmul_output, matmul_ran});
+  return kernels;
+}
+
+// A pointer inside a tensor: the start of its next batch (or of the next matrix after it).
+std::uintptr_t next_batch(const void* pointer, const StubLtLayoutValues& layout) {
+  const std::uint32_t size = stubblas::scale_size(static_cast<int>(layout.type));
+  const std::int64_t elements = layout.strided_batch_offset != 0 ? layout.strided_batch_offset
+                                                                 : layout.ld * static_cast<std::int64_t>(layout.cols);
+  return reinterpret_cast<std::uintptr_t>(pointer) + static_cast<std::uintptr_t>(elements) * (size == 0 ? 1 : size);
+}
 
 // How cuBLASLt reads alpha and beta in each pointer mode.
 cublasStatus_t read_scalars(std::int32_t mode, std::uint32_t size, const void* alpha, const void* beta,
@@ -216,14 +247,22 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(cublasLtHandle_t lightHandle, cublasL
   blob.c = C;
   blob.d = D;
   if (!t_reference) t_last_stream = stream;
+  stubkernels::Call call{};
+  call.blob = &blob;
+  call.interior[0] = next_batch(A, blob.layouts[0]);
+  call.interior[1] = next_batch(D, blob.layouts[3]);
+  for (std::uint32_t field : {offsetof(StubLtMatmulBlob, a), offsetof(StubLtMatmulBlob, b),
+                              offsetof(StubLtMatmulBlob, c), offsetof(StubLtMatmulBlob, d)})
+    if (*reinterpret_cast<const void* const*>(reinterpret_cast<const unsigned char*>(&blob) + field) != nullptr)
+      call.tensor_fields[call.tensor_count++] = field;
+  call.scratch = workspace != nullptr && workspaceSizeInBytes >= stubkernels::kScratchBytes ? workspace : g_kernel_scratch;
+  call.stream = reinterpret_cast<CUstream>(stream);
+  call.reference = t_reference != 0;
   // On a capturing stream (the driver stub loaded), the matmul is recorded, not run.
-  if (!t_reference && stubcuda_capture_node != nullptr &&
-      stubcuda_capture_node(reinterpret_cast<CUstream>(stream), replay_matmul, &blob, sizeof blob) == 1) {
+  if (matmul_kernels().launch(static_cast<StubKernelStyle>(g_kernel_style.load()), call)) {
     std::lock_guard<std::mutex> guard(g_lock);
     ++g_counters.matmul_captured;
-    return CUBLAS_STATUS_SUCCESS;
   }
-  run_matmul(blob, false);
   return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -254,6 +293,13 @@ int stubblas_reference_calls(int on) {
 }
 
 int stubblas_reference_calls_on(void) { return t_reference; }
+
+int stubblas_set_kernel_style(int style) {
+  if (style < 0 || style >= STUB_KERNEL_STYLES) return -1;
+  return g_kernel_style.exchange(style);
+}
+
+int stubblas_kernel_style(void) { return g_kernel_style.load(); }
 
 std::uint64_t stubblaslt_adopt_handle(const void* handle) {
   std::lock_guard<std::mutex> guard(g_lock);

@@ -11,14 +11,33 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "tests/stub/reusing_pool.h"
+#include "tests/stub/stub_cuda_graph.h"
+
+namespace stubcuda {
+
+std::mutex graph_lock;
+StubCudaGraphCounters graph_counters{};
+std::set<StubGraph*>* graphs = new std::set<StubGraph*>;  // these three never freed
+std::set<StubExec*>* execs = new std::set<StubExec*>;
+std::map<const Node*, StubGraph*>* graph_nodes = new std::map<const Node*, StubGraph*>;
+
+}  // namespace stubcuda
 
 namespace {
+
+using stubcuda::graph_counters;
+using stubcuda::graph_lock;
+using stubcuda::Node;
+using stubcuda::NodeList;
+using stubcuda::StubExec;
+using stubcuda::StubGraph;
 
 struct StubStream {
   bool live = false;  // under g_lock
@@ -28,12 +47,7 @@ ReusingPool<StubStream, 4096> g_streams;
 std::mutex g_lock;  // orders a stream's destroy against another destroy of the same stream
 std::atomic<std::uint64_t> g_created{0}, g_destroyed_v2{0}, g_destroyed_legacy{0}, g_destroyed_unseen{0};
 
-// ---- capture and graphs: everything below is under g_graph_lock ----
-
-struct Node {
-  void (*run)(const void*);
-  std::vector<unsigned char> blob;
-};
+// ---- capture and graphs: everything below is under graph_lock ----
 
 struct StreamState {
   CUcontext context = STUBCUDA_PRIMARY_CONTEXT;
@@ -42,24 +56,12 @@ struct StreamState {
   bool capturing = false;
   bool invalidated = false;
   pid_t pid = 0;  // the process that made it with cuStreamCreate (0: not made by the stub)
-  std::vector<Node> nodes;
+  NodeList nodes;
 };
 
-struct StubGraph {
-  std::vector<Node> nodes;
-};
-struct StubExec {
-  std::vector<Node> nodes;
-  pid_t pid;
-};
-
-std::mutex g_graph_lock;
 unsigned long long g_next_stream_id = 16;  // 1 to 15: the legacy and per-thread streams
 std::map<CUstream, StreamState>* g_states = new std::map<CUstream, StreamState>;  // never freed
-std::set<StubGraph*>* g_graphs = new std::set<StubGraph*>;
-std::set<StubExec*>* g_execs = new std::set<StubExec*>;
 std::vector<std::pair<std::uintptr_t, std::size_t>>* g_device = new std::vector<std::pair<std::uintptr_t, std::size_t>>;
-StubCudaGraphCounters g_graph_counters{};
 CUstream g_last_launch_stream = nullptr;
 int g_fail_captures = 0, g_fail_instantiations = 0;
 CUresult g_launch_result = CUDA_SUCCESS;
@@ -79,7 +81,7 @@ CUresult destroy(CUstream stream, std::atomic<std::uint64_t>& counter) {
     s->live = false;
   }
   {
-    std::lock_guard<std::mutex> guard(g_graph_lock);
+    std::lock_guard<std::mutex> guard(graph_lock);
     g_states->erase(stream);
   }
   g_streams.release(s);
@@ -88,6 +90,18 @@ CUresult destroy(CUstream stream, std::atomic<std::uint64_t>& counter) {
 }
 
 }  // namespace
+
+int stubcuda::capture(CUstream stream, std::unique_ptr<Node> node) {
+  if (legacy(stream)) return 0;
+  std::lock_guard<std::mutex> guard(graph_lock);
+  const auto it = g_states->find(stream);
+  if (it == g_states->end() || !it->second.capturing) return 0;
+  node->id = next_node_id();
+  node->context = it->second.context;
+  if (node->kind == stubcuda::NodeKind::kKernel) know_kernel(node->kernel);
+  it->second.nodes.push_back(std::move(node));
+  return 1;
+}
 
 extern "C" {
 
@@ -101,13 +115,13 @@ CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
   }
   *stream = reinterpret_cast<CUstream>(s);
   {
-    std::lock_guard<std::mutex> guard(g_graph_lock);
+    std::lock_guard<std::mutex> guard(graph_lock);
     StreamState& state = (*g_states)[*stream];
     state = StreamState{};
     state.context = t_current;
     state.pid = getpid();
     state.id = g_next_stream_id++;
-    ++g_graph_counters.streams_created;
+    ++graph_counters.streams_created;
   }
   g_created.fetch_add(1, std::memory_order_relaxed);
   return CUDA_SUCCESS;
@@ -123,7 +137,7 @@ CUresult CUDAAPI cuStreamGetId(CUstream stream, unsigned long long* id) {
     *id = reinterpret_cast<std::uintptr_t>(stream) + 1;
     return CUDA_SUCCESS;
   }
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   const auto it = g_states->find(stream);
   if (it == g_states->end() || it->second.id == 0) return CUDA_ERROR_INVALID_HANDLE;
   // As the real driver does (seen on the H200, driver 580): asked of a stream that is capturing,
@@ -169,14 +183,14 @@ CUresult CUDAAPI cuStreamGetCtx(CUstream stream, CUcontext* context) {
     *context = t_current;
     return CUDA_SUCCESS;
   }
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   *context = (*g_states)[stream].context;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamGetGreenCtx(CUstream stream, CUgreenCtx* green) {
   if (green == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   const StreamState& state = (*g_states)[stream];
   *green = state.green ? reinterpret_cast<CUgreenCtx>(state.context) : nullptr;
   return CUDA_SUCCESS;
@@ -184,10 +198,10 @@ CUresult CUDAAPI cuStreamGetGreenCtx(CUstream stream, CUgreenCtx* green) {
 
 CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode) {
   if (legacy(stream)) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   StreamState& state = (*g_states)[stream];
   if (state.pid != 0 && state.pid != getpid()) {  // a forked child's copy of its parent's stream
-    ++g_graph_counters.foreign_captures;
+    ++graph_counters.foreign_captures;
     return CUDA_ERROR_INVALID_HANDLE;
   }
   if (state.capturing) return CUDA_ERROR_ILLEGAL_STATE;
@@ -195,14 +209,14 @@ CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mo
   state.invalidated = g_fail_captures > 0;
   if (g_fail_captures > 0) --g_fail_captures;
   state.nodes.clear();
-  ++g_graph_counters.captures_begun;
-  if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) ++g_graph_counters.global_mode_captures;
+  ++graph_counters.captures_begun;
+  if (mode == CU_STREAM_CAPTURE_MODE_GLOBAL) ++graph_counters.global_mode_captures;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   StreamState& state = (*g_states)[stream];
   *graph = nullptr;
   if (!state.capturing) return CUDA_ERROR_ILLEGAL_STATE;
@@ -210,15 +224,16 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
   if (state.invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
   auto* made = new StubGraph{std::move(state.nodes)};
   state.nodes.clear();
-  g_graphs->insert(made);
-  ++g_graph_counters.captures_ended;
+  stubcuda::graphs->insert(made);
+  for (const auto& node : made->nodes) (*stubcuda::graph_nodes)[node.get()] = made;
+  ++graph_counters.captures_ended;
   *graph = reinterpret_cast<CUgraph>(made);
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   const auto it = g_states->find(stream);
   *status = CU_STREAM_CAPTURE_STATUS_NONE;
   if (it != g_states->end() && it->second.capturing)
@@ -227,69 +242,71 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* sta
 }
 
 CUresult CUDAAPI cuGraphDestroy(CUgraph graph) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   auto* g = reinterpret_cast<StubGraph*>(graph);
-  if (!g_graphs->erase(g)) return CUDA_ERROR_INVALID_VALUE;
+  if (!stubcuda::graphs->erase(g)) return CUDA_ERROR_INVALID_VALUE;
+  for (const auto& node : g->nodes) stubcuda::graph_nodes->erase(node.get());
   delete g;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long) {
   if (exec == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   auto* g = reinterpret_cast<StubGraph*>(graph);
-  if (!g_graphs->count(g)) return CUDA_ERROR_INVALID_VALUE;
+  if (!stubcuda::graphs->count(g)) return CUDA_ERROR_INVALID_VALUE;
   if (g_fail_instantiations > 0) {
     --g_fail_instantiations;
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  auto* made = new StubExec{g->nodes, getpid()};
-  g_execs->insert(made);
-  ++g_graph_counters.instantiated;
+  auto* made = new StubExec{{}, getpid()};
+  for (const auto& node : g->nodes) made->nodes.push_back(stubcuda::clone(*node, node->id));
+  stubcuda::execs->insert(made);
+  ++graph_counters.instantiated;
   *exec = reinterpret_cast<CUgraphExec>(made);
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec exec) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   auto* e = reinterpret_cast<StubExec*>(exec);
-  if (!g_execs->erase(e)) return CUDA_ERROR_INVALID_VALUE;
-  if (e->pid != getpid()) ++g_graph_counters.foreign_destroys;
+  if (!stubcuda::execs->erase(e)) return CUDA_ERROR_INVALID_VALUE;
+  if (e->pid != getpid()) ++graph_counters.foreign_destroys;
   delete e;
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
-  std::vector<Node> nodes;
+  NodeList nodes;  // the exec's nodes as they are now (an update after this launch is for the next)
   {
-    std::lock_guard<std::mutex> guard(g_graph_lock);
+    std::lock_guard<std::mutex> guard(graph_lock);
     auto* e = reinterpret_cast<StubExec*>(exec);
-    if (!g_execs->count(e)) {
-      ++g_graph_counters.bad_launches;
+    if (!stubcuda::execs->count(e)) {
+      ++graph_counters.bad_launches;
       return CUDA_ERROR_INVALID_HANDLE;
     }
-    if (e->pid != getpid()) ++g_graph_counters.foreign_launches;
+    if (e->pid != getpid()) ++graph_counters.foreign_launches;
     if (g_launch_result != CUDA_SUCCESS) return g_launch_result;
     if (!legacy(stream)) {
       StreamState& state = (*g_states)[stream];
       if (state.capturing) {  // the graph becomes part of the capture, as a child graph would
-        state.nodes.insert(state.nodes.end(), e->nodes.begin(), e->nodes.end());
-        ++g_graph_counters.launches_into_capture;
+        for (const auto& node : e->nodes) state.nodes.push_back(stubcuda::clone(*node, 0));
+        ++graph_counters.launches_into_capture;
         return CUDA_SUCCESS;
       }
     }
-    ++g_graph_counters.launches;
+    ++graph_counters.launches;
     g_last_launch_stream = stream;
-    nodes = e->nodes;
+    for (const auto& node : e->nodes) nodes.push_back(stubcuda::clone(*node, 0));
   }
-  for (const Node& node : nodes) node.run(node.blob.data());
+  for (const auto& node : nodes) stubcuda::run(*node);
   return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr pointer) {
   if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
   if (attribute != CU_POINTER_ATTRIBUTE_MEMORY_TYPE) return CUDA_ERROR_NOT_SUPPORTED;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   for (const auto& [begin, size] : *g_device)
     if (pointer >= begin && pointer - begin < size) {
       *static_cast<CUmemorytype*>(data) = CU_MEMORYTYPE_DEVICE;
@@ -299,51 +316,50 @@ CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute
 }
 
 int stubcuda_capture_node(CUstream stream, void (*run)(const void*), const void* blob, std::size_t size) {
-  if (legacy(stream)) return 0;
-  std::lock_guard<std::mutex> guard(g_graph_lock);
-  const auto it = g_states->find(stream);
-  if (it == g_states->end() || !it->second.capturing) return 0;
+  auto node = std::make_unique<Node>();
+  node->kind = stubcuda::NodeKind::kOpaque;
+  node->run = run;
   const auto* bytes = static_cast<const unsigned char*>(blob);
-  it->second.nodes.push_back(Node{run, {bytes, bytes + size}});
-  return 1;
+  node->blob.assign(bytes, bytes + size);
+  return stubcuda::capture(stream, std::move(node));
 }
 
 StubCudaGraphCounters stubcuda_graph_counters(void) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
-  StubCudaGraphCounters c = g_graph_counters;
-  c.live_execs = g_execs->size();
+  std::lock_guard<std::mutex> guard(graph_lock);
+  StubCudaGraphCounters c = graph_counters;
+  c.live_execs = stubcuda::execs->size();
   return c;
 }
 
 CUstream stubcuda_last_launch_stream(void) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   return g_last_launch_stream;
 }
 
 void stubcuda_add_device_memory(std::uintptr_t begin, std::size_t size) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   g_device->emplace_back(begin, size);
 }
 
 void stubcuda_set_stream_context(CUstream stream, CUcontext context, int green) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   StreamState& state = (*g_states)[stream];
   state.context = context;
   state.green = green != 0;
 }
 
 void stubcuda_fail_captures(int n) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   g_fail_captures = n;
 }
 
 void stubcuda_fail_instantiations(int n) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   g_fail_instantiations = n;
 }
 
 void stubcuda_fail_launches(CUresult result) {
-  std::lock_guard<std::mutex> guard(g_graph_lock);
+  std::lock_guard<std::mutex> guard(graph_lock);
   g_launch_result = result;
 }
 

@@ -57,14 +57,44 @@ struct StubCudaGraphCounters {
   std::uint64_t streams_created;       // by cuStreamCreate
   std::uint64_t foreign_destroys;      // of a graph instantiated in another process
   std::uint64_t foreign_captures;      // refused: on a stream made in another process
+  std::uint64_t kernel_node_updates;   // cuGraphExecKernelNodeSetParams_v2 calls that succeeded
+  std::uint64_t memset_node_updates;   // cuGraphExecMemsetNodeSetParams calls that succeeded
 };
 StubCudaGraphCounters stubcuda_graph_counters(void);
 // The stream the last launch that ran was on.
 CUstream stubcuda_last_launch_stream(void);
 
 // Records `size` bytes at `blob` into `stream`'s capture, to be replayed by run(copy of blob) at
-// each launch of a graph made from it: 1 when recorded, 0 when the stream is not capturing.
+// each launch of a graph made from it: 1 when recorded, 0 when the stream is not capturing. The
+// node is opaque: a host node (CU_GRAPH_NODE_TYPE_HOST) to cuGraphNodeGetType, whose work no
+// update can move.
 int stubcuda_capture_node(CUstream stream, void (*run)(const void* blob), const void* blob, std::size_t size);
+
+// ---- kernel nodes (stub_kernel.h), memset nodes and tensor maps --------------------------------
+//
+// A stub library launches a kernel (a CUfunction that points at a StubKernel of its own) with
+// stubcuda_capture_kernel: on a capturing stream it records a kernel node holding a copy of the
+// `size` argument bytes (1), otherwise it records nothing (0) and the library runs the kernel
+// itself, kernel->run on the same bytes; -1: not a stub kernel, or `size` is not its args_size.
+// The node is then what the real driver makes of a launch: cuGraphGetNodes lists it (nodes in
+// the order they were captured), cuGraphNodeGetType says CU_GRAPH_NODE_TYPE_KERNEL,
+// cuGraphKernelNodeGetParams_v2 gives its function, a constant grid and block, its context and
+// its argument bytes: as `kernelParams` (a pointer to each parameter, laid out as
+// cuFuncGetParamInfo says; `kern` is then the function as a CUkernel, as for the runtime's
+// launches) or, with `use_extra`, as `extra` = {CU_LAUNCH_PARAM_BUFFER_POINTER, bytes,
+// CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END} (and `kern` NULL, as for cuLaunchKernel).
+// cuFuncGetParamInfo and cuKernelGetParamInfo know the kernels recorded so far.
+//
+// cuGraphExecKernelNodeSetParams_v2 rewrites the exec's copy of a node (named by its handle in the
+// graph the exec was instantiated from, which must still be alive: the stub is strict where the
+// driver's documentation only says the node must remain in that graph): the same function only,
+// exactly one of kernelParams and extra (a buffer of the kernel's args_size). Each launch runs each
+// kernel node on its arguments as they are at the launch. cuMemsetD8Async/D16Async/D32Async record
+// a 1-D memset node on a capturing stream (read with cuGraphMemsetNodeGetParams, updated with
+// cuGraphExecMemsetNodeSetParams: destination and value, nothing else) and run at once on any
+// other. cuTensorMapReplaceAddress rewrites the address of a tensor map in the stub's encoding
+// (stub_tensor_map.h), which no 8-byte word of the map holds.
+int stubcuda_capture_kernel(CUstream stream, CUfunction function, const void* args, std::size_t size, int use_extra);
 
 // [begin, begin + size) is device memory from now on.
 void stubcuda_add_device_memory(std::uintptr_t begin, std::size_t size);

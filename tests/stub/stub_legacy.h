@@ -8,7 +8,9 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "tests/stub/stub_legacy_control.h"
 
@@ -101,13 +103,38 @@ void count(StubCudnnDescriptorKind kind, Event event);
 // Moves `kind`'s live count by `change`.
 void count_live(StubCudnnDescriptorKind kind, int change);
 
+// A kind's destroyed descriptors, the last one destroyed handed out first by the next create (as
+// glibc's malloc usually does, but whatever else the process allocated and freed in between: the
+// tests of the shim's descriptor records rely on a new descriptor coming back at the address of
+// the one just destroyed). Never freed.
+template <typename T>
+struct Destroyed {
+  std::mutex lock;
+  std::vector<T*> descriptors;
+  static Destroyed& of_kind() {
+    static Destroyed* destroyed = new Destroyed;
+    return *destroyed;
+  }
+};
+
 // Every create: a zeroed descriptor (value-initialized: padding-free layouts are all zero bytes).
 template <typename T>
 cudnnStatus_t create(StubCudnnDescriptorKind kind, T** descriptor) {
   count(kind, kCreated);
   if (descriptor == nullptr) return CUDNN_STATUS_BAD_PARAM;
-  *descriptor = new (std::nothrow) T();
-  if (*descriptor == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
+  T* made = nullptr;
+  {
+    Destroyed<T>& destroyed = Destroyed<T>::of_kind();
+    std::lock_guard<std::mutex> guard(destroyed.lock);
+    if (!destroyed.descriptors.empty()) {
+      made = destroyed.descriptors.back();
+      destroyed.descriptors.pop_back();
+      *made = T();
+    }
+  }
+  if (made == nullptr) made = new (std::nothrow) T();
+  *descriptor = made;
+  if (made == nullptr) return CUDNN_STATUS_ALLOC_FAILED;
   count_live(kind, +1);
   return CUDNN_STATUS_SUCCESS;
 }
@@ -116,8 +143,11 @@ cudnnStatus_t create(StubCudnnDescriptorKind kind, T** descriptor) {
 template <typename T>
 cudnnStatus_t destroy(StubCudnnDescriptorKind kind, T* descriptor) {
   count(kind, kDestroyed);
-  if (descriptor != nullptr) count_live(kind, -1);
-  delete descriptor;
+  if (descriptor == nullptr) return CUDNN_STATUS_SUCCESS;
+  count_live(kind, -1);
+  Destroyed<T>& destroyed = Destroyed<T>::of_kind();
+  std::lock_guard<std::mutex> guard(destroyed.lock);
+  destroyed.descriptors.push_back(descriptor);
   return CUDNN_STATUS_SUCCESS;
 }
 

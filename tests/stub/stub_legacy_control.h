@@ -6,12 +6,14 @@
 // not model) leaves the descriptor as it was. An op checks its arguments, then builds a blob of everything that decides the GPU's work,
 // read at call time: the op, the handle's serial, each descriptor's contents (copied), the by-value
 // numbers and enums, the host scalars (a double when the output tensor is CUDNN_DATA_DOUBLE, a
-// float otherwise) and every pointer. On a capturing stream of the stub driver (stub_cuda.h) the
-// blob is recorded into the capture and the op returns; otherwise it runs now. Running (now, or at
-// each launch of a graph made from the capture) computes the digest: FNV-1a 64 over the blob, then
-// over the first 8 bytes read at run time from each non-null input pointer (never the outputs);
-// it is written into the first 8 bytes of every non-null output pointer. Inputs and outputs must
-// therefore be host buffers of at least 8 bytes.
+// float otherwise) and every pointer. The blob travels as the argument bytes of the op's kernels
+// (stub_styled_kernels.h: one kernel per op, the blob's fields its parameters, in the default
+// style): on a capturing stream of the stub driver (stub_cuda.h) they are recorded into the capture
+// as kernel nodes and the op returns; otherwise they run now. Running (now, or at each launch of a
+// graph made from the capture) computes the digest of the kernel's arguments, the blob and the
+// first 8 bytes read at run time from each input pointer (never the outputs) and writes it into
+// the first 8 bytes of every non-null output pointer. Inputs and outputs must therefore be host
+// buffers of at least 8 bytes.
 //
 // libcudnn.so.9, libcudnn.so.8 and libcudnn_ops.so.9 each hold their own copy of all of this: the
 // functions below act on the library they are called in (reach a given one with dlvsym, or dlsym
@@ -20,6 +22,8 @@
 #pragma once
 
 #include <cstdint>
+
+#include "tests/stub/stub_kernel_style.h"
 
 extern "C" {
 
@@ -90,5 +94,10 @@ void stubcudnn_reference_calls(int on);
 void stubcudnn_inner_calls(int on);
 // The inner calls made since the process started (three per op call that made them).
 std::uint64_t stubcudnn_inner_call_count(void);
+
+// How the ops lay their work out in kernels from now on, for the whole process (the library it is
+// called in: each has its own): a StubKernelStyle (STUB_KERNEL_STYLE_PLAIN by default; see
+// stub_styled_kernels.h). Returns the old style, or -1 (and changes nothing) for a value that is not one.
+int stubcudnn_set_kernel_style(int style);
 
 }  // extern "C"

@@ -1,17 +1,19 @@
 // The stub's legacy ops (see stub_legacy_control.h): each checks its arguments as cuDNN would on
-// the obvious points, then builds the blob of everything that decides its work and runs it, or
-// records it into the capture of its handle's stream. Running writes a digest of the blob and of
-// the inputs' first bytes into every output, so a replay with any stale value writes another one.
+// the obvious points, then builds the blob of everything that decides its work and launches
+// kernels that carry it (stub_styled_kernels.h, in the style stubcudnn_set_kernel_style chose),
+// which run at once or are recorded into the capture of its handle's stream. Running writes a
+// digest of the blob and of the inputs' first bytes into every output, so a replay with any stale
+// value writes another one.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "tests/stub/stub_cuda.h"
 #include "tests/stub/stub_legacy.h"
+#include "tests/stub/stub_styled_kernels.h"
 
-// The driver stub, when the process has one (a weak reference: the stub libcudnn does not need it).
-extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
 extern "C" cudaStream_t stubcudnn_handle_stream(cudnnHandle_t handle);
 extern "C" std::uint64_t stubcudnn_handle_serial(cudnnHandle_t handle);
 
@@ -44,32 +46,63 @@ struct OpCounters {
 OpCounters g_ops[STUBCUDNN_LEGACY_OPS];
 std::atomic<bool> g_inner_calls{false};
 std::atomic<std::uint64_t> g_inner_call_count{0};
+std::atomic<int> g_kernel_style{STUB_KERNEL_STYLE_PLAIN};
 thread_local bool t_reference = false;
+// The kernels' scratch memory when the op's workspace is too small for it.
+alignas(256) unsigned char g_kernel_scratch[stubkernels::kScratchBytes];
 
-// FNV-1a, 64 bits, over bytes.
-constexpr std::uint64_t kFnvOffset = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
-std::uint64_t fnv1a(std::uint64_t hash, const void* data, std::size_t size) {
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * kFnvPrime;
-  return hash;
+// The op's work, in its kernels: each input's first 8 bytes now, and the digest into every output.
+std::uint64_t read_inputs(const void* blob, std::uint64_t h) {
+  for (const void* input : static_cast<const Blob*>(blob)->inputs) h = stubkernels::add_read(h, input);
+  return h;
 }
 
-// The op's work: the digest of the blob and of each input's first 8 bytes now, into every output.
-void run(const Blob& b) {
-  std::uint64_t digest = fnv1a(kFnvOffset, &b, sizeof b);
-  for (const void* input : b.inputs)
-    if (input != nullptr) digest = fnv1a(digest, input, 8);
-  for (void* output : b.outputs)
-    if (output != nullptr) std::memcpy(output, &digest, sizeof digest);
+void write_outputs(const void* blob, std::uint64_t digest) {
+  for (void* output : static_cast<const Blob*>(blob)->outputs) stubkernels::write_digest(output, digest);
 }
 
-// A captured call, run by a launch of a graph made from it: the blob as it was at the call.
-void replay(const void* recorded) {
-  Blob b;
-  std::memcpy(&b, recorded, sizeof b);
-  g_ops[b.op].replays.fetch_add(1, std::memory_order_relaxed);
-  run(b);
+// A run of the op's last kernel outside reference mode: a graph launch counts a replay (a run at
+// the call is counted by the call).
+void ran(const void* blob, std::uint64_t, bool replayed) {
+  const std::uint64_t op = static_cast<const Blob*>(blob)->op;
+  if (replayed && op < STUBCUDNN_LEGACY_OPS) g_ops[op].replays.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Each op's kernels (one family per op, as each is its own kernel in cuDNN): each field of the
+// blob a parameter, reported as kernelParams.
+const stubkernels::Kernels& kernels(StubCudnnLegacyOp op) {
+  static const char* const kNames[STUBCUDNN_LEGACY_OPS] = {
+      "cudnn_bn_forward_inference", "cudnn_bn_forward_training", "cudnn_bn_backward", "cudnn_conv_forward",
+      "cudnn_conv_bias_activation", "cudnn_activation_forward", "cudnn_pooling_forward", "cudnn_softmax_forward",
+      "cudnn_add_tensor", "cudnn_op_tensor", "cudnn_scale_tensor", "cudnn_transform_tensor", "cudnn_lrn_forward"};
+  static const stubkernels::Kernels* const* const all = [] {
+    static_assert(sizeof(Blob) % 8 == 0, "a blob is whole 8-byte words");
+    auto** made = new const stubkernels::Kernels*[STUBCUDNN_LEGACY_OPS];  // never freed: graphs may hold them
+    for (int i = 0; i < STUBCUDNN_LEGACY_OPS; ++i) {
+      stubkernels::Family family{kNames[i], sizeof(Blob), {}, offsetof(Blob, outputs), offsetof(Blob, inputs),
+                                 offsetof(Blob, outputs), false, read_inputs, write_outputs, ran};
+      family.blob_params = {STUBKERNELS_FIELD(Blob, op), STUBKERNELS_FIELD(Blob, handle_serial)};
+      auto each = [&](std::size_t offset, std::size_t size, int count) {
+        for (int j = 0; j < count; ++j)
+          family.blob_params.push_back({static_cast<std::uint32_t>(offset + j * size), static_cast<std::uint32_t>(size)});
+      };
+      each(offsetof(Blob, scalars), 8, 4);
+      each(offsetof(Blob, numbers), 8, 2);
+      each(offsetof(Blob, choices), 8, 2);
+      each(offsetof(Blob, sizes), 8, 2);
+      each(offsetof(Blob, inputs), 8, 8);
+      each(offsetof(Blob, outputs), 8, 6);
+      each(offsetof(Blob, spaces), 8, 2);
+      each(offsetof(Blob, tensors), sizeof(cudnnTensorStruct), 6);
+      for (const StubKernelParam& p :
+           {STUBKERNELS_FIELD(Blob, filter), STUBKERNELS_FIELD(Blob, convolution), STUBKERNELS_FIELD(Blob, activation),
+            STUBKERNELS_FIELD(Blob, pooling), STUBKERNELS_FIELD(Blob, op_tensor), STUBKERNELS_FIELD(Blob, lrn)})
+        family.blob_params.push_back(p);
+      made[i] = new stubkernels::Kernels(std::move(family));
+    }
+    return made;
+  }();
+  return *all[op];
 }
 
 // One op call: each step checks an argument and adds it to the blob; finish() runs or records it.
@@ -137,21 +170,26 @@ class Call {
 
   cudnnStatus_t finish() {
     if (!ok_) return CUDNN_STATUS_BAD_PARAM;
-    if (t_reference) {
-      run(b_);
-      return CUDNN_STATUS_SUCCESS;
-    }
-    if (g_inner_calls.load(std::memory_order_relaxed)) {
+    if (!t_reference && g_inner_calls.load(std::memory_order_relaxed)) {
       stublegacy::make_inner_calls();
       g_inner_call_count.fetch_add(3, std::memory_order_relaxed);
     }
-    const auto stream = reinterpret_cast<CUstream>(stubcudnn_handle_stream(handle_));
-    if (stubcuda_capture_node != nullptr && stubcuda_capture_node(stream, replay, &b_, sizeof b_) == 1) {
-      g_ops[op_].captured.fetch_add(1, std::memory_order_relaxed);
-      return CUDNN_STATUS_SUCCESS;
-    }
-    g_ops[op_].direct_runs.fetch_add(1, std::memory_order_relaxed);
-    run(b_);
+    stubkernels::Call call{};
+    call.blob = &b_;
+    const auto inside = [](const void* tensor) {  // a pointer to the tensor's second tile
+      return tensor == nullptr ? 0 : reinterpret_cast<std::uintptr_t>(tensor) + 256;
+    };
+    call.interior[0] = inside(b_.inputs[0]);
+    call.interior[1] = inside(b_.outputs[0]);
+    for (int i = 0; i < 8; ++i)
+      if (b_.inputs[i] != nullptr) call.tensor_fields[call.tensor_count++] = offsetof(Blob, inputs) + 8 * i;
+    for (int i = 0; i < 6; ++i)
+      if (b_.outputs[i] != nullptr) call.tensor_fields[call.tensor_count++] = offsetof(Blob, outputs) + 8 * i;
+    call.scratch = b_.sizes[0] >= stubkernels::kScratchBytes ? const_cast<void*>(b_.spaces[0]) : g_kernel_scratch;
+    call.stream = reinterpret_cast<CUstream>(stubcudnn_handle_stream(handle_));
+    call.reference = t_reference;
+    const bool recorded = kernels(op_).launch(static_cast<StubKernelStyle>(g_kernel_style.load()), call);
+    if (!t_reference) (recorded ? g_ops[op_].captured : g_ops[op_].direct_runs).fetch_add(1, std::memory_order_relaxed);
     return CUDNN_STATUS_SUCCESS;
   }
 
@@ -199,6 +237,11 @@ void stubcudnn_reference_calls(int on) { t_reference = on != 0; }
 void stubcudnn_inner_calls(int on) { g_inner_calls.store(on != 0, std::memory_order_relaxed); }
 
 std::uint64_t stubcudnn_inner_call_count(void) { return g_inner_call_count.load(); }
+
+int stubcudnn_set_kernel_style(int style) {
+  if (style < 0 || style >= STUB_KERNEL_STYLES) return -1;
+  return g_kernel_style.exchange(style);
+}
 
 cudnnStatus_t CUDNNWINAPI cudnnBatchNormalizationForwardInference(
     cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta,
