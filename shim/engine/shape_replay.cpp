@@ -259,7 +259,7 @@ bool relocate(Held& h, int& status) {
 
 bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
                      int& status) noexcept {
-  if (key.tensor_count == 0 || t.capturing) return false;
+  if (key.tensor_count == 0 || t.capturing || !config().relocate) return false;
   const Binding* binding = driver_for(call.caller);
   if (binding == nullptr || !relocation_possible(binding->real)) return false;
   if (replay::capturing(binding->real, call.stream)) return false;  // the program's own capture
@@ -274,7 +274,9 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   if (!lease) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
   if (evicted.entry) {
     destroy_shape(evicted);
-    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged)
+    // Only a shape's graph that did not repay its captures weighs: a shape evicted before its first
+    // capture is a key the engine's own cache counted already.
+    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && evicted.graph != nullptr && judged)
       Admission::waste(admission_of(t, call.family), waste);
   }
   if (!lease) return false;

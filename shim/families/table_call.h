@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -61,12 +62,20 @@ constexpr std::uint32_t scale_words(const Role* roles, bool compute, std::index_
   return words;
 }
 
-// A pointer argument (role D) into the call's sample hash (engine's admit()): what a GEMM's or an
-// op's key holds that changes most from call to call.
+// An argument into the call's sample hash (the engine's admit()): its tensors' addresses (role D)
+// and its numbers (role V), what a key holds that changes from call to call without a look at any
+// record.
 template <typename T>
 void add_to_sample(replay::SampleHash& sample, Role role, T value) noexcept {
-  if constexpr (std::is_pointer_v<T>)
+  if constexpr (std::is_pointer_v<T>) {
     if (role == Role::D) sample.add(reinterpret_cast<std::uintptr_t>(value));
+  } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+    if (role == Role::V) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, &value, sizeof value < 8 ? sizeof value : 8);
+      sample.add(word);
+    }
+  }
 }
 
 // The shim's function for one row (`op` its place in the table, `family` its family's, `kRoles` its

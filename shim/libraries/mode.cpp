@@ -48,8 +48,8 @@ std::uint32_t initialise() noexcept {
   }
   m = with_plain_skip(m);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))
-    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d graphs=%d legacy=%d cublas=%d dlsym=%d%s%s)",
-             cfg.disable, cfg.verify, cfg.stats, cfg.variant_packs, cfg.graphs, cfg.legacy, cfg.cublas, cfg.dlsym,
+    log_line("loaded (disable=%d verify=%d stats=%d variant_packs=%d graphs=%d legacy=%d cublas=%d relocate=%d dlsym=%d%s%s)",
+             cfg.disable, cfg.verify, cfg.stats, cfg.variant_packs, cfg.graphs, cfg.legacy, cfg.cublas, cfg.relocate, cfg.dlsym,
              cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
   // acq_rel: release publishes the leader; on failure, acquire sees the winner's.
   std::uint32_t expected = 0;

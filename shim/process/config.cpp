@@ -23,6 +23,7 @@ constexpr struct {
     {"CUDNN_FASTPATH_VERBOSE", &Config::verbose}, {"CUDNN_FASTPATH_STATS", &Config::stats},
     {"CUDNN_FASTPATH_VARIANT_PACKS", &Config::variant_packs}, {"CUDNN_FASTPATH_GRAPHS", &Config::graphs},
     {"CUDNN_FASTPATH_LEGACY", &Config::legacy}, {"CUDNN_FASTPATH_CUBLAS", &Config::cublas},
+    {"CUDNN_FASTPATH_RELOCATE", &Config::relocate},
     {"CUDNN_FASTPATH_DLSYM", &Config::dlsym},
 };
 constexpr struct {

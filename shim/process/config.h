@@ -9,9 +9,10 @@ namespace cudnn_fastpath::shim {
 // _VARIANT_PACKS (cache variant packs, default on), _GRAPHS (replay steady executes of cached
 // packs as CUDA graphs, default on; only with the packs), _LEGACY (replay steady calls of cuDNN's
 // legacy API, default on; only with graphs), _CUBLAS (replay cuBLASLt and cuBLAS calls, with
-// graphs, and cache the matmul heuristic's answers; default on), _DLSYM (answer dlsym lookups of
-// the interposed names with the shim's functions, default on: dlsym_reach.h), _CUDNN and _CUDART
-// (the real libraries, when no loaded one can be found).
+// graphs, and cache the matmul heuristic's answers; default on), _RELOCATE (point a call shape's
+// graph at a call's own tensors when they moved, default on: shape_replay.h), _DLSYM (answer dlsym
+// lookups of the interposed names with the shim's functions, default on: dlsym_reach.h), _CUDNN and
+// _CUDART (the real libraries, when no loaded one can be found).
 struct Config {
   bool disable = false;
   bool verify = false;
@@ -21,6 +22,7 @@ struct Config {
   bool graphs = true;
   bool legacy = true;
   bool cublas = true;
+  bool relocate = true;
   bool dlsym = true;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};

@@ -108,8 +108,9 @@ struct alignas(16) Scalar {
   }
 };
 
-// An 8-byte-or-more buffer whose first word a run reads or writes.
-struct Buffer {
+// An 8-byte-or-more buffer whose first word a run reads or writes; 256-byte aligned, so that its
+// alignment, which a call's shape holds (shim/engine/shape_replay.h), is the same in every run.
+struct alignas(256) Buffer {
   std::uint64_t words[2];
   explicit Buffer(std::uint64_t first = 0) : words{first, ~first} {}
   void* get() { return words; }

@@ -110,7 +110,13 @@ struct World {
   double numbers[2] = {1e-5, 0.1};
   int choices[2]{};
   std::size_t sizes[2] = {64, 128};
-  std::uint64_t in_data[8][2]{}, spare_in_data[8][2]{}, out_data[6][2]{}, spare_out_data[6][2]{}, space_data[2][2]{};
+  // 256-byte aligned (the World with them): a buffer's alignment, which a call's shape holds
+  // (shim/engine/shape_replay.h), is the same in every run, wherever the heap puts the World.
+  alignas(256) std::uint64_t in_data[8][2]{};
+  alignas(256) std::uint64_t spare_in_data[8][2]{};
+  alignas(256) std::uint64_t out_data[6][2]{};
+  alignas(256) std::uint64_t spare_out_data[6][2]{};
+  alignas(256) std::uint64_t space_data[2][2]{};
   const void* in[8]{};
   void* out[6]{};
   void* space[2]{};

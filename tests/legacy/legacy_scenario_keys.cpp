@@ -404,7 +404,9 @@ int arguments() {
 // its n-th call, so no key repeats. Never captured; once the batch-norm cache has backed off, the
 // calls run directly (declined). A steady batch norm after them is replayed again.
 int factor() {
-  constexpr int kCalls = 1000, kSteady = 3000, kLast = 100;
+  // kSteady: long enough for the probes of the rule's longest interval to bring the cache back
+  // (replay/admission.h: two probes that hit, after the key's three calls, one in 2048 calls apart).
+  constexpr int kCalls = 1000, kSteady = 12000, kLast = 100;
   World& w = make_world(ops()[STUBCUDNN_BATCHNORM_FORWARD_TRAINING_EX], g_main.handle);
   const Snapshot before = Snapshot::now();
   for (int i = 0; i < kCalls; ++i) {

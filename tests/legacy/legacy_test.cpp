@@ -161,7 +161,8 @@ TEST_CASE("descriptors: destroyed and made again at their address with other con
           "[legacy][descriptors]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
-    const Outcome o = run(mode, "recreate");
+    check_sound(run(mode, "recreate"), mode);
+    const Outcome o = run(mode, "recreate", {.env = {kByPointerOnly}});
     check_sound(o, mode);
     for (const char* variant : {"shim", "destroyed_around", "made_around"}) {
       INFO(variant);
@@ -212,7 +213,8 @@ TEST_CASE("arguments: scalars (float and double), epsilon, pointers, workspace, 
     const Outcome plain = run(mode, "arguments", {.preload = false});
     check_sound(plain, "plain");
 
-    const Outcome o = run(mode, "arguments");
+    check_sound(run(mode, "arguments"), mode);
+    const Outcome o = run(mode, "arguments", {.env = {kByPointerOnly}});
     check_sound(o, mode);
     CHECK(o["arguments.states"] == 155);
     CHECK(o["arguments.content_changes"] == 30);
@@ -300,7 +302,8 @@ TEST_CASE("errors: a failed capture or instantiation runs directly for good, a f
           "[legacy][errors]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
-    const Outcome o = run(mode, "failures");
+    check_sound(run(mode, "failures"), mode);
+    const Outcome o = run(mode, "failures", {.env = {kByPointerOnly}});
     check_sound(o, mode);
     for (const char* part : {"capture.", "instantiate."}) {
       INFO(part);

@@ -14,6 +14,12 @@ namespace cudnn_fastpath::test {
 // The three ways a program gets to libcudnn through the global scope, where the shim sits first.
 inline const char* const kGlobalScopeModes[] = {"linked", "global", "local"};
 
+// A run whose shim replays calls only with the tensors they were captured with (no graph of a
+// call's shape pointed at another call's tensors: shim/engine/shape_replay.h): the cases that count
+// exactly what reaches the stubs when each argument of a call changes in turn run this way, and
+// once more with relocation on for their outputs alone.
+inline const EnvChange kByPointerOnly{"CUDNN_FASTPATH_RELOCATE", "0"};
+
 // What one run changes from its suite's way.
 struct RunOptions {
   bool preload = true;        // false: nothing preloaded
