@@ -1,5 +1,6 @@
-// cuBLAS's GEMMs under the shim: a steady cublasGemmEx (or its strided-batched and 64-bit forms)
-// becomes one CUDA graph launch (the replay engine). A GEMM reads the handle's state as well as its
+// cuBLAS's GEMMs under the shim: a steady cublasGemmEx (or its strided-batched and 64-bit forms),
+// or a typed one (cublasSgemm_v2 and its kin, the typed_gemm family), becomes one CUDA graph launch
+// (the replay engine). A GEMM reads the handle's state as well as its
 // arguments: the key holds both, the state as the program's setters left it (blas_records.cpp:
 // workspace, pointer mode, math mode, atomics mode, SM count target, every emulation setting), and
 // the arguments by the role the table of entry_points.h gives each (roles.h; alpha and beta, S, as
@@ -63,12 +64,16 @@ struct Gemms {
 
 using namespace roles;
 CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_TABLE_CALL_ROLES)
+CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_TABLE_CALL_ROLES)
+// Each entry's number in its family's keys (the two lists are two families).
 enum GemmNumber : int { CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_TABLE_CALL_NUMBER) };
+enum TypedGemmNumber : int { CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_TABLE_CALL_NUMBER) };
 
 }  // namespace
 
 #define CUDNN_FASTPATH_DEFINE_GEMM(...) CUDNN_FASTPATH_TABLE_CALL_DEFINITION(Gemms, __VA_ARGS__)
 CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_GEMM)
+CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_GEMM)
 #undef CUDNN_FASTPATH_DEFINE_GEMM
 
 }  // namespace cudnn_fastpath::shim

@@ -28,7 +28,11 @@
   X(cublasSetPointerMode_v2) X(cublasSetMathMode) X(cublasSetAtomicsMode) X(cublasSetSmCountTarget)          \
   X(cublasSetEmulationSpecialValuesSupport) X(cublasSetFixedPointEmulationMantissaControl)                   \
   X(cublasSetFixedPointEmulationMaxMantissaBitCount) X(cublasSetFixedPointEmulationMantissaBitOffset)        \
-  X(cublasSetFixedPointEmulationMantissaBitCountPointer) X(cublasGemmEx_64) X(cublasGemmStridedBatchedEx_64)
+  X(cublasSetFixedPointEmulationMantissaBitCountPointer) X(cublasGemmEx_64) X(cublasGemmStridedBatchedEx_64)    \
+  BLAS_API_TYPED_GEMM(X, S) BLAS_API_TYPED_GEMM(X, D) BLAS_API_TYPED_GEMM(X, C) BLAS_API_TYPED_GEMM(X, Z)
+// cublas<t>gemm_v2, its _64 form, cublas<t>gemmStridedBatched and its _64 form.
+#define BLAS_API_TYPED_GEMM(X, t) \
+  X(cublas##t##gemm_v2) X(cublas##t##gemm_v2_64) X(cublas##t##gemmStridedBatched) X(cublas##t##gemmStridedBatched_64)
 #define BLAS_API_CUBLAS_FUNCTIONS(X)                                                                         \
   BLAS_API_CUBLAS_PLAIN_FUNCTIONS(X) X(cublasSetEmulationStrategy) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)
 

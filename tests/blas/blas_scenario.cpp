@@ -93,6 +93,7 @@ constexpr Case kCases[] = {
     {"heuristic", heuristic},
     {"gemm_state", gemm_state},
     {"gemm_arguments", gemm_arguments},
+    {"typed_gemm_arguments", typed_gemm_arguments},
     {"gemm_stream", gemm_stream},
     {"gemm_no_workspace", gemm_no_workspace},
     {"gemm_training", gemm_training},
@@ -201,10 +202,11 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("cuda.bad_launches", after.cuda.bad_launches, before.cuda.bad_launches);
   print(prefix + "cuda.live_execs", static_cast<long long>(after.cuda.live_execs));
   if (!after.shim || !before.shim) return;
-  // The shim's counters of the cuBLAS families and of the heuristic cache.
+  // The shim's counters of the cuBLAS families, of the heuristic cache and of relocation.
 #define BLAS_SCENARIO_SHIM_COUNTER(name, group, label, what)                                          \
   if (std::strncmp(#name, "lt_matmul_", 10) == 0 || std::strncmp(#name, "gemm_", 5) == 0 ||           \
-      std::strncmp(#name, "heuristic_", 10) == 0)                                                     \
+      std::strncmp(#name, "typed_gemm_", 11) == 0 || std::strncmp(#name, "heuristic_", 10) == 0 ||    \
+      std::strncmp(#name, "relocat", 7) == 0)                                                         \
     put("shim." #name, after.stats.name, before.stats.name);
   CUDNN_FASTPATH_COUNTERS(BLAS_SCENARIO_SHIM_COUNTER)
 #undef BLAS_SCENARIO_SHIM_COUNTER
@@ -283,7 +285,10 @@ std::uint64_t Gemm::reference(std::uint64_t c_before) const {
 }
 
 Gemm gemm_of(cublasHandle_t handle, const Scalar& alpha, const Scalar& beta, Buffer& a, Buffer& b, Buffer& c) {
-  return {handle,      STUBBLAS_GEMM_EX, CUBLAS_OP_N, CUBLAS_OP_N, 64,         32,         16,
+  // BLAS_SCENARIO_GEMM=typed: the cases' GEMMs are cublasSgemm_v2 (the typed_gemm family) instead.
+  const char* entry = std::getenv("BLAS_SCENARIO_GEMM");
+  const StubBlasGemmEntry first = entry != nullptr && std::strcmp(entry, "typed") == 0 ? STUBBLAS_TYPED_GEMM : STUBBLAS_GEMM_EX;
+  return {handle,      first,            CUBLAS_OP_N, CUBLAS_OP_N, 64,         32,         16,
           alpha.bytes, a.get(),          CUDA_R_32F,  64,          64 * 16,    b.get(),    CUDA_R_32F,
           16,          16 * 32,          beta.bytes,  c.get(),     CUDA_R_32F, 64,         64 * 32,
           2,           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT};

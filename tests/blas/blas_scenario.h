@@ -152,7 +152,8 @@ struct Gemm : blas_arguments::Gemm {
   std::uint64_t reference(std::uint64_t c_before) const;
 };
 
-// A GEMM of `handle` on buffers a, b, c (fp32, 64 x 32 x 16, strided-batched entry points: 2).
+// A GEMM of `handle` on buffers a, b, c (fp32, 64 x 32 x 16, strided-batched entry points: 2):
+// cublasGemmEx, or cublasSgemm_v2 when the environment has BLAS_SCENARIO_GEMM=typed.
 Gemm gemm_of(cublasHandle_t handle, const Scalar& alpha, const Scalar& beta, Buffer& a, Buffer& b, Buffer& c);
 
 // Makes `g` through g_api with C's first word `c_before`, checks C against the reference.
@@ -200,6 +201,7 @@ int forget();
 int heuristic();
 int gemm_state();
 int gemm_arguments();
+int typed_gemm_arguments();
 int gemm_stream();
 int gemm_no_workspace();
 int gemm_training();

@@ -147,6 +147,68 @@ int gemm_arguments() {
   return 0;
 }
 
+// cuBLAS's typed GEMMs (cublasSgemm_v2 and its kin, the typed_gemm family): each argument changed in
+// turn, each of the sixteen entry points, and the size of their scaling factors, their pointee's:
+// a double's high half (cublasDgemm_v2), a complex double's imaginary part (cublasZgemm_v2).
+int typed_gemm_arguments() {
+  BlasHandle h;
+  h.open();
+  Scalar alpha{1.5f}, beta{0.25f}, alpha2{2.5f}, beta2{0.75f};
+  Scalar alpha64{1.5}, alpha64_high{1.5};
+  alpha64_high.bytes[5] ^= 0x40;
+  Scalar alpha_z{1.5}, alpha_z_imaginary{1.5};
+  alpha_z_imaginary.bytes[14] = 0x3f;  // the second double
+  Buffer a{0xA0}, b{0xB0}, c{0xC0}, a2{0xA2}, b2{0xB2}, c2{0xC2};
+  Gemm g = gemm_of(h.handle, alpha, beta, a, b, c);
+  g.entry = STUBBLAS_TYPED_GEMM;  // cublasSgemm_v2
+  const Gemm base = g;
+  std::vector<Change> changes;
+  auto field = [&](const char* name, auto member, auto variant) {
+    changes.push_back({name, [&g, &base, member, variant](int w) { g.*member = w == 1 ? variant : base.*member; }});
+  };
+  field("transa", &Gemm::transa, CUBLAS_OP_T);
+  field("transb", &Gemm::transb, CUBLAS_OP_T);
+  field("m", &Gemm::m, std::int64_t{65});
+  field("n", &Gemm::n, std::int64_t{33});
+  field("k", &Gemm::k, std::int64_t{17});
+  changes.push_back({"alpha", [&](int w) { alpha = w == 1 ? alpha2 : Scalar{1.5f}; }});
+  changes.push_back({"beta", [&](int w) { beta = w == 1 ? beta2 : Scalar{0.25f}; }});
+  field("a", &Gemm::a, static_cast<const void*>(a2.get()));
+  field("lda", &Gemm::lda, std::int64_t{65});
+  field("b", &Gemm::b, static_cast<const void*>(b2.get()));
+  field("ldb", &Gemm::ldb, std::int64_t{17});
+  field("c", &Gemm::c, static_cast<void*>(c2.get()));
+  field("ldc", &Gemm::ldc, std::int64_t{65});
+  static const char* const kEntries[] = {"S", "S_64", "S_strided", "S_strided_64", "D", "D_64", "D_strided",
+                                         "D_strided_64", "C", "C_64", "C_strided", "C_strided_64", "Z", "Z_64",
+                                         "Z_strided", "Z_strided_64"};
+  for (int e = 1; e < 16; ++e)
+    field(kEntries[e], &Gemm::entry, static_cast<StubBlasGemmEntry>(STUBBLAS_TYPED_GEMM + e));
+  // With the strided form: its strides and batch count.
+  changes.push_back({"stride_a", [&](int w) {
+                       g.entry = w == -1 ? base.entry : static_cast<StubBlasGemmEntry>(STUBBLAS_TYPED_GEMM + 2);
+                       g.stride_a = w == 1 ? 64LL * 16 + 1 : base.stride_a;
+                     }});
+  changes.push_back({"batch_count", [&](int w) {
+                       g.entry = w == -1 ? base.entry : static_cast<StubBlasGemmEntry>(STUBBLAS_TYPED_GEMM + 2);
+                       g.batch_count = w == 1 ? 3 : base.batch_count;
+                     }});
+  changes.push_back({"scale_bytes_d", [&](int w) {
+                       g.entry = w == -1 ? base.entry : static_cast<StubBlasGemmEntry>(STUBBLAS_TYPED_GEMM + 4);
+                       g.alpha = w == -1 ? base.alpha : w == 1 ? alpha64_high.bytes : alpha64.bytes;
+                     }});
+  changes.push_back({"scale_bytes_z", [&](int w) {
+                       g.entry = w == -1 ? base.entry : static_cast<StubBlasGemmEntry>(STUBBLAS_TYPED_GEMM + 12);
+                       g.alpha = w == -1 ? base.alpha : w == 1 ? alpha_z_imaginary.bytes : alpha_z.bytes;
+                     }});
+  Counts counts;
+  const Snapshot before = Snapshot::now();
+  run_changes(changes, [&](Counts& c) { checked(g, c); }, counts);
+  print_since(before);
+  print_counts(counts);
+  return 0;
+}
+
 // The stream changed (and the workspace set again after it): the graph is launched on the new
 // stream. The workspace moved: another key. After every capture the handle holds exactly what the
 // program set.

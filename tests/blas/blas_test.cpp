@@ -419,6 +419,59 @@ TEST_CASE("the program's own capture: its calls reach the libraries, recorded in
   }
 }
 
+// The typed GEMMs (cublasSgemm_v2 and its kin), the typed_gemm family: the row of shim_control.h's
+// family table and the rows of entry_points.h's list, over the GEMMs' adapter. Watched failing:
+// roles.h's typed_scale_bytes() giving 4 for every type (8 mismatches, scale_bytes_d and
+// scale_bytes_z); table_call.h without key.add(op) (the entries: 4 mismatches each).
+TEST_CASE("typed GEMMs: each argument changed in turn, each of the sixteen entry points, the scaling factors' size",
+          "[blas][typed]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "typed_gemm_arguments");
+    check_sound(o);
+    for (const auto& [key, value] : o.with_prefix({"change."})) {
+      INFO(key);
+      CHECK(value == "0");
+    }
+    CHECK(o["changes"] == 32);
+    CHECK(o["shim.typed_gemm_launches"] >= 4 * o["changes"]);
+    CHECK(o["shim.gemm_launches"] == 0);  // a family of their own
+  }
+}
+
+// The steady calls, a training loop whose backward they are, and the program's own capture, with
+// cublasSgemm_v2 for the cases' GEMMs. Watched failing with entry_points.h's typed rows given the
+// gemm family (steady gemm.shim.typed_gemm_launches 0, gemm_launches 8).
+TEST_CASE("typed GEMMs: steady calls replayed, a training loop's backward comes back, the program's own capture",
+          "[blas][typed]") {
+  const std::vector<EnvChange> typed = {{"BLAS_SCENARIO_GEMM", "typed"}};
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome steady = run(mode, "steady", {.env = typed});
+    check_sound(steady, "gemm.");
+    CHECK(steady["gemm.blas.calls"] == 3);
+    CHECK(steady["gemm.blas.replays"] == 8);
+    CHECK(steady["gemm.shim.typed_gemm_launches"] == 8);
+    CHECK(steady["gemm.shim.gemm_launches"] == 0);
+    CHECK(steady["gemm.handle_holds_program_stream"] == 1);
+
+    const Outcome training = run(mode, "gemm_training", {.env = typed});
+    check_sound(training, "last.");
+    const long long calls = training["last_calls"];
+    INFO("replayed " << training["last.blas.replays"] << " of the last steps' " << calls);
+    CHECK(3 * training["last.blas.replays"] >= 2 * calls);
+    CHECK(training["last.blas.replays"] == training["last.shim.typed_gemm_launches"]);
+
+    const Outcome capture = run(mode, "program_capture", {.env = typed});
+    CHECK(capture["failures"] == 0);
+    CHECK(capture["mismatches"] == 0);
+    CHECK(capture["gemm_during.blas.captured"] == 5);
+    CHECK(capture["gemm_during.cuda.launches"] == 0);
+    CHECK(capture["gemm_during.shim.typed_gemm_refused_capturing"] == 5);
+    CHECK(capture["gemm_program_launch.blas.replays"] == 5);
+  }
+}
+
 // Watched failing: replay_engine.cpp's launch() without its context test (the other context's
 // calls launched: cuda.launches 5, refused_context 0).
 TEST_CASE("a stream of another context after the capture runs directly, a green context's is never captured",

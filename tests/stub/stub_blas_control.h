@@ -191,6 +191,9 @@ typedef enum {
   STUBBLAS_GEMM_EX_64 = 2,
   STUBBLAS_GEMM_STRIDED_BATCHED_EX = 3,
   STUBBLAS_GEMM_STRIDED_BATCHED_EX_64 = 4,
+  // The typed ones: cublas<t>gemm_v2, its _64 form, cublas<t>gemmStridedBatched and its _64 form,
+  // for t = S, D, C, Z in turn (STUBBLAS_TYPED_GEMM + 4 * type + form).
+  STUBBLAS_TYPED_GEMM = 5,
 } StubBlasGemmEntry;
 
 // What a GEMM read when it was called: its digest is what C receives.

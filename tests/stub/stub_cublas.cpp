@@ -1,5 +1,6 @@
 // The stub libcublas.so.13: handles with the real setters and getters, and cublasGemmEx,
-// cublasGemmEx_64, cublasGemmStridedBatchedEx and cublasGemmStridedBatchedEx_64 (see
+// cublasGemmEx_64, cublasGemmStridedBatchedEx and cublasGemmStridedBatchedEx_64, and the typed
+// cublas<t>gemm_v2 and cublas<t>gemmStridedBatched with their _64 forms (see
 // stub_blas_control.h). Like the real one it needs libcublasLt.so.13: its handles are accepted
 // as cuBLASLt handles there, and with stubblas_inner_lt_calls on each GEMM runs an Lt matmul too.
 //
@@ -496,6 +497,45 @@ cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(cublasHandle_t handle,
   return gemm(handle, {STUBBLAS_GEMM_STRIDED_BATCHED_EX_64, transa, transb, m, n, k, alpha, A, Atype, lda, strideA,
                        B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo});
 }
+
+// cuBLAS's typed GEMMs: the generic GEMM with the types their letter says (S float, D double, C
+// complex float, Z complex double), the compute type of that precision.
+#define STUB_TYPED_GEMMS(letter, index, T, data, compute)                                                       \
+  cublasStatus_t CUBLASWINAPI cublas##letter##gemm_v2(cublasHandle_t handle, cublasOperation_t transa,             \
+                                                     cublasOperation_t transb, int m, int n, int k, const T* alpha, \
+                                                     const T* A, int lda, const T* B, int ldb, const T* beta, T* C, \
+                                                     int ldc) {                                                  \
+    return gemm(handle, {StubBlasGemmEntry(STUBBLAS_TYPED_GEMM + 4 * index), transa, transb, m, n, k, alpha, A,  \
+                         data, lda, 0, B, data, ldb, 0, beta, C, data, ldc, 0, 1, compute, CUBLAS_GEMM_DEFAULT}); \
+  }                                                                                                              \
+  cublasStatus_t CUBLASWINAPI cublas##letter##gemm_v2_64(cublasHandle_t handle, cublasOperation_t transa,          \
+                                                        cublasOperation_t transb, int64_t m, int64_t n, int64_t k, \
+                                                        const T* alpha, const T* A, int64_t lda, const T* B,     \
+                                                        int64_t ldb, const T* beta, T* C, int64_t ldc) {         \
+    return gemm(handle, {StubBlasGemmEntry(STUBBLAS_TYPED_GEMM + 4 * index + 1), transa, transb, m, n, k, alpha, \
+                         A, data, lda, 0, B, data, ldb, 0, beta, C, data, ldc, 0, 1, compute, CUBLAS_GEMM_DEFAULT}); \
+  }                                                                                                              \
+  cublasStatus_t CUBLASWINAPI cublas##letter##gemmStridedBatched(                                                \
+      cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,            \
+      const T* alpha, const T* A, int lda, long long int strideA, const T* B, int ldb, long long int strideB,    \
+      const T* beta, T* C, int ldc, long long int strideC, int batchCount) {                                     \
+    return gemm(handle, {StubBlasGemmEntry(STUBBLAS_TYPED_GEMM + 4 * index + 2), transa, transb, m, n, k, alpha, \
+                         A, data, lda, strideA, B, data, ldb, strideB, beta, C, data, ldc, strideC, batchCount,   \
+                         compute, CUBLAS_GEMM_DEFAULT});                                                         \
+  }                                                                                                              \
+  cublasStatus_t CUBLASWINAPI cublas##letter##gemmStridedBatched_64(                                             \
+      cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n,           \
+      int64_t k, const T* alpha, const T* A, int64_t lda, long long int strideA, const T* B, int64_t ldb,        \
+      long long int strideB, const T* beta, T* C, int64_t ldc, long long int strideC, int64_t batchCount) {      \
+    return gemm(handle, {StubBlasGemmEntry(STUBBLAS_TYPED_GEMM + 4 * index + 3), transa, transb, m, n, k, alpha, \
+                         A, data, lda, strideA, B, data, ldb, strideB, beta, C, data, ldc, strideC, batchCount,   \
+                         compute, CUBLAS_GEMM_DEFAULT});                                                         \
+  }
+STUB_TYPED_GEMMS(S, 0, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+STUB_TYPED_GEMMS(D, 1, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+STUB_TYPED_GEMMS(C, 2, cuComplex, CUDA_C_32F, CUBLAS_COMPUTE_32F)
+STUB_TYPED_GEMMS(Z, 3, cuDoubleComplex, CUDA_C_64F, CUBLAS_COMPUTE_64F)
+#undef STUB_TYPED_GEMMS
 
 StubBlasCounters stubblas_counters(void) {
   std::lock_guard<std::mutex> guard(g_lock);

@@ -88,7 +88,9 @@ struct Matmul {
   }
 };
 
-// A GEMM's arguments, for any of the four entry points.
+// A GEMM's arguments, for any of the entry points: the four *Ex ones, and the typed ones
+// (STUBBLAS_TYPED_GEMM + 4 * type + form, whose types are their letter's: a_type and the others
+// are not passed).
 struct Gemm {
   cublasHandle_t handle;
   StubBlasGemmEntry entry;
@@ -129,10 +131,42 @@ struct Gemm {
                                               static_cast<int>(lda), stride_a, b, b_type, static_cast<int>(ldb),
                                               stride_b, beta, c, c_type, static_cast<int>(ldc), stride_c,
                                               static_cast<int>(batch_count), compute_type, algo);
-      default:
+      case STUBBLAS_GEMM_STRIDED_BATCHED_EX_64:
         return api.cublasGemmStridedBatchedEx_64(handle, transa, transb, m, n, k, alpha, a, a_type, lda, stride_a, b,
                                                  b_type, ldb, stride_b, beta, c, c_type, ldc, stride_c, batch_count,
                                                  compute_type, algo);
+      default:
+        switch ((entry - STUBBLAS_TYPED_GEMM) / 4) {
+          case 0: return typed<float>(api.cublasSgemm_v2, api.cublasSgemm_v2_64, api.cublasSgemmStridedBatched,
+                                      api.cublasSgemmStridedBatched_64);
+          case 1: return typed<double>(api.cublasDgemm_v2, api.cublasDgemm_v2_64, api.cublasDgemmStridedBatched,
+                                       api.cublasDgemmStridedBatched_64);
+          case 2: return typed<cuComplex>(api.cublasCgemm_v2, api.cublasCgemm_v2_64, api.cublasCgemmStridedBatched,
+                                          api.cublasCgemmStridedBatched_64);
+          default: return typed<cuDoubleComplex>(api.cublasZgemm_v2, api.cublasZgemm_v2_64,
+                                                 api.cublasZgemmStridedBatched, api.cublasZgemmStridedBatched_64);
+        }
+    }
+  }
+
+  // A typed GEMM's call, in the form `entry` names.
+  template <typename T, typename Gemm32, typename Gemm64, typename Batched32, typename Batched64>
+  cublasStatus_t typed(Gemm32 gemm, Gemm64 gemm_64, Batched32 batched, Batched64 batched_64) const {
+    const auto* al = static_cast<const T*>(alpha);
+    const auto* be = static_cast<const T*>(beta);
+    const auto* pa = static_cast<const T*>(a);
+    const auto* pb = static_cast<const T*>(b);
+    auto* pc = static_cast<T*>(c);
+    const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), k32 = static_cast<int>(k);
+    switch ((entry - STUBBLAS_TYPED_GEMM) % 4) {
+      case 0: return gemm(handle, transa, transb, m32, n32, k32, al, pa, static_cast<int>(lda), pb,
+                          static_cast<int>(ldb), be, pc, static_cast<int>(ldc));
+      case 1: return gemm_64(handle, transa, transb, m, n, k, al, pa, lda, pb, ldb, be, pc, ldc);
+      case 2: return batched(handle, transa, transb, m32, n32, k32, al, pa, static_cast<int>(lda), stride_a, pb,
+                             static_cast<int>(ldb), stride_b, be, pc, static_cast<int>(ldc), stride_c,
+                             static_cast<int>(batch_count));
+      default: return batched_64(handle, transa, transb, m, n, k, al, pa, lda, stride_a, pb, ldb, stride_b, be, pc,
+                                 ldc, stride_c, batch_count);
     }
   }
 };

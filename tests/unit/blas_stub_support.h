@@ -13,6 +13,7 @@
 
 #include "tests/stub/stub_blas_control.h"
 #include "tests/stub/stub_cuda.h"
+#include "tests/blas/blas_api.h"
 #include "tests/support/blas_arguments.h"
 
 namespace blastest {
@@ -38,6 +39,12 @@ struct Linked {
   static cublasStatus_t cublasGemmStridedBatchedEx_64(Args... args) {
     return ::cublasGemmStridedBatchedEx_64(args...);
   }
+#define BLASTEST_LINKED_TYPED(name) static constexpr decltype(&::name) name = &::name;
+  BLAS_API_TYPED_GEMM(BLASTEST_LINKED_TYPED, S)
+  BLAS_API_TYPED_GEMM(BLASTEST_LINKED_TYPED, D)
+  BLAS_API_TYPED_GEMM(BLASTEST_LINKED_TYPED, C)
+  BLAS_API_TYPED_GEMM(BLASTEST_LINKED_TYPED, Z)
+#undef BLASTEST_LINKED_TYPED
 };
 
 inline std::uint64_t first_word(const void* p) {

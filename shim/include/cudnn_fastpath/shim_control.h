@@ -104,7 +104,8 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   F(C, legacy_tensor, "tensor op replay", LEGACY, "a tensor op", cudnn, 3, prefixed)                  \
   F(C, lt_matmul, "cublasLt matmul replay", CUBLAS, "a cublasLt matmul", cublas, 2, prefixed)        \
   F(C, gemm, "cublas gemm replay", CUBLAS, "a cublas GEMM", cublas, 2, prefixed)
-#define CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
+#define CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)                                                  \
+  F(C, typed_gemm, "cublas typed gemm replay", CUBLAS, "a cublas S/D/C/Z GEMM", cublas, 2, prefixed)
 #define CUDNN_FASTPATH_REPLAY_FAMILIES(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
 
 /* A family's rows of CUDNN_FASTPATH_COUNTERS (X is the counters' callback). */
