@@ -36,7 +36,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 import checklib  # noqa: E402  the clean environment, how the shim is preloaded
 from shimstats import ShimCounters, delta, launches, replay_text  # noqa: E402
 
-DEFAULT_WORKLOADS = ("conv_bn16_fp32", "bn16_train", "stack_bias", "stack_nobias")
+DEFAULT_WORKLOADS = ("conv_bn16_fp32", "bn16_train", "stack_bias", "stack_nobias", "mlp_fp32_train")
 TIMED, WARMUP, PLAN_ITERATIONS = 4, 8, 20
 ALL, OFF = 31, 0
 # The calls reported, in this order (any the tracer saw and this list lacks come after them).
@@ -46,7 +46,7 @@ FUNCTIONS = (
     "cudnnActivationForward", "cudnnPoolingForward", "cudnnSoftmaxForward", "cudnnAddTensor", "cudnnOpTensor",
     "cudnnScaleTensor", "cudnnTransformTensor", "cudnnLRNCrossChannelForward",
     "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic", "cublasGemmEx", "cublasGemmEx_64",
-    "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64",
+    "cublasGemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64", "cublasSgemm_v2", "cublasSgemmStridedBatched",
     "cudnnSetStream", "cublasSetStream_v2", "cublasSetWorkspace_v2", "cublasSetMathMode",
     "cudnnBackendCreateDescriptor", "cudnnBackendSetAttribute", "cudnnBackendFinalize", "cudnnBackendDestroyDescriptor",
     "cudnnCreateTensorDescriptor", "cudnnSetTensorNdDescriptor", "cudnnSetTensor4dDescriptor",

@@ -244,6 +244,15 @@
      cudaDataType bt, int64_t ldb, long long int sb, const void* beta, void* C, cudaDataType ct,         \
      int64_t ldc, long long int sc, int64_t count, cublasComputeType_t c, cublasGemmAlgo_t algo),        \
     (h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, count, c, algo))   \
+  X(Cublas, cublasStatus_t, cublasSgemm_v2,                                                             \
+    (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* alpha, \
+     const float* A, int lda, const float* B, int ldb, const float* beta, float* C, int ldc),           \
+    (h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))                                           \
+  X(Cublas, cublasStatus_t, cublasSgemmStridedBatched,                                                  \
+    (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float* alpha, \
+     const float* A, int lda, long long int sa, const float* B, int ldb, long long int sb,               \
+     const float* beta, float* C, int ldc, long long int sc, int count),                                \
+    (h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, count))                        \
   X(Cublas, cublasStatus_t, cublasSetStream_v2, (cublasHandle_t h, cudaStream_t s), (h, s))              \
   X(Cublas, cublasStatus_t, cublasSetWorkspace_v2, (cublasHandle_t h, void* ws, size_t size), (h, ws, size)) \
   X(Cublas, cublasStatus_t, cublasSetMathMode, (cublasHandle_t h, cublasMath_t m), (h, m))
