@@ -44,7 +44,7 @@ namespace blas_scenario {
   X(stubblaslt_counters) X(stubblaslt_thread_last_matmul) X(stubblaslt_thread_last_matmul_stream)      \
   X(stubblaslt_handle_serial) X(stubblas_reference_calls) X(cublasLtMatmulDescGetAttribute)            \
   X(cublasLtMatrixLayoutGetAttribute) X(cublasLtMatmulPreferenceGetAttribute)                          \
-  X(cublasLtEmulationDescGetAttribute)
+  X(cublasLtEmulationDescGetAttribute) X(stubblas_set_kernel_style)
 #define BLAS_STUB_CUBLAS_CONTROLS(X)                                                                   \
   X(stubblas_counters) X(stubblas_thread_last_gemm) X(stubblas_thread_last_gemm_stream)                \
   X(stubblas_handle_serial) X(stubblas_inner_lt_calls) X(cublasGetStream_v2) X(cublasGetPointerMode_v2)
@@ -214,5 +214,10 @@ int mixed();
 int capture_cost();
 int records_back_off();
 int dlsym_setter();
+int relocation();
+int relocation_streams();
+int relocation_capture();
+int relocation_switch();
+int relocation_far();
 
 }  // namespace blas_scenario

@@ -37,7 +37,8 @@
 // the legacy API; stubcudnn_counters (handles and streams) is libcudnn.so.9's alone.
 #define LEGACY_STUB_FUNCTIONS(X)                                                                        \
   X(stubcudnn_op_counters) X(stubcudnn_op_totals) X(stubcudnn_descriptor_counters)                     \
-  X(stubcudnn_reference_calls) X(stubcudnn_inner_calls) X(stubcudnn_inner_call_count) X(stubcudnn_counters)
+  X(stubcudnn_reference_calls) X(stubcudnn_inner_calls) X(stubcudnn_inner_call_count) X(stubcudnn_counters)   \
+  X(stubcudnn_set_kernel_style)
 
 #define LEGACY_FUNCTIONS(X) \
   LEGACY_HANDLE_FUNCTIONS(X) LEGACY_DESCRIPTOR_FUNCTIONS(X) LEGACY_OP_FUNCTIONS(X) LEGACY_STUB_FUNCTIONS(X)

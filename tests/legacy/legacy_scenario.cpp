@@ -178,7 +178,7 @@ void World::set_tensor(int i, int w, cudnnDataType_t type, const LegacyApi& api)
 }
 
 void World::clear_outputs() {
-  for (int i = 0; i < op.outputs; ++i) std::memset(out[i], 0, 8);
+  for (int i = 0; i < op.outputs; ++i) std::memcpy(out[i], &output_before, sizeof output_before);
 }
 
 std::uint64_t World::output(int i) const {
@@ -248,6 +248,7 @@ namespace {
 int (*g_stats)(void*, std::size_t) = nullptr;
 std::size_t g_stats_size = 0;
 int g_field_of[3][9];
+int g_relocation_field[5];  // -1: the shim has no such counter
 
 void find_stats() {
   g_stats = reinterpret_cast<int (*)(void*, std::size_t)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
@@ -271,6 +272,11 @@ void find_stats() {
         if (names[i] == want) g_field_of[f][o] = static_cast<int>(i);
       if (g_field_of[f][o] < 0) die("the shim has no counter of a legacy family's");
     }
+  for (int r = 0; r < 5; ++r) {
+    g_relocation_field[r] = -1;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == kRelocationCounters[r]) g_relocation_field[r] = static_cast<int>(i);
+  }
 }
 
 }  // namespace
@@ -292,6 +298,7 @@ Snapshot Snapshot::now() {
     s.counting = header[1] != 0;
     for (int f = 0; f < 3; ++f)
       for (int o = 0; o < 9; ++o) s.shim[f][o] = words[1 + g_field_of[f][o]];
+    for (int r = 0; r < 5; ++r) s.relocation[r] = g_relocation_field[r] < 0 ? 0 : words[1 + g_relocation_field[r]];
   }
   return s;
 }
@@ -336,6 +343,9 @@ void print_since(const Snapshot& before, const std::string& prefix, bool per_op)
       }
       print(prefix + "shim.legacy_" + kOutcomes[o], static_cast<long long>(sum));
     }
+    for (int r = 0; r < 5; ++r)
+      if (g_relocation_field[r] >= 0)
+        put(std::string("shim.") + kRelocationCounters[r], after.relocation[r], before.relocation[r]);
   }
 }
 
@@ -434,7 +444,7 @@ constexpr Case kCases[] = {
     {"around", around},       {"arguments", arguments}, {"factor", factor},
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
     {"inner", inner},         {"forget", forget},   {"threads", threads},
-    {"fork", fork_child},     {"declined", declined},
+    {"fork", fork_child},     {"declined", declined},   {"relocation", relocation},
 };
 
 }  // namespace

@@ -92,7 +92,7 @@ struct World {
 
   void set_scalar(int i, double value);  // as a double when `wide`, else as a float
   void set_tensor(int i, int w, cudnnDataType_t type = CUDNN_DATA_FLOAT, const LegacyApi& api = g_api);
-  void clear_outputs();
+  void clear_outputs();  // each output's first 8 bytes: output_before
   std::uint64_t output(int i) const;
 
   const Op& op;
@@ -110,6 +110,7 @@ struct World {
   double numbers[2] = {1e-5, 0.1};
   int choices[2]{};
   std::size_t sizes[2] = {64, 128};
+  std::uint64_t output_before = 0;  // what clear_outputs() leaves in each output (no digest is 0)
   // 256-byte aligned (the World with them): a buffer's alignment, which a call's shape holds
   // (shim/engine/shape_replay.h), is the same in every run, wherever the heap puts the World.
   alignas(256) std::uint64_t in_data[8][2]{};
@@ -150,6 +151,9 @@ constexpr const char* kFamilyNames[3] = {"legacy_bn", "legacy_conv", "legacy_ten
 constexpr const char* kOutcomes[9] = {"direct",           "captured",         "launches",
                                       "refused_capturing", "refused_context", "refused_failed",
                                       "refused_full",      "unknown",         "declined"};
+// The shim's relocation counters (shim/engine/shape_replay.h), for every family at once.
+constexpr const char* kRelocationCounters[5] = {"relocated", "relocation_updates", "relocations_proven",
+                                                "relocations_refused", "relocation_mismatches"};
 
 struct Snapshot {
   StubCudnnOpCounters op[STUBCUDNN_LEGACY_OPS];
@@ -160,13 +164,15 @@ struct Snapshot {
   std::uint64_t inner;
   bool counting = false;
   std::uint64_t shim[3][9]{};
+  std::uint64_t relocation[5]{};  // kRelocationCounters' (absent from an older shim: then 0)
   static Snapshot now();
 };
 
 // Prints what changed since `before`, each key with `prefix`: the stub's op counts ("calls" that
 // reached it, "direct_runs", "captured", "replays"; per op too with `per_op`), the driver's
 // ("captures", "launches", ...), "set_stream", "inner_calls", and the shim's counters
-// ("shim.legacy_bn_direct", ..., and "shim.legacy_<outcome>" summed over the families).
+// ("shim.legacy_bn_direct", ..., "shim.legacy_<outcome>" summed over the families, and
+// "shim.relocated", ... where the shim has them).
 void print_since(const Snapshot& before, const std::string& prefix, bool per_op = false);
 // Prints "checks", "mismatches", "failures" and "end.*" (every stub count since the start).
 void print_end();
@@ -196,5 +202,6 @@ int forget();
 int threads();
 int fork_child();
 int declined();
+int relocation();
 
 }  // namespace legacy_scenario

@@ -356,7 +356,7 @@ TEST_CASE("inner: libcudnn's own descriptor calls inside every op, the shim's ca
 // !(m & mode::kCounting)` among its reasons to call cuDNN directly: the end.* counts differ).
 TEST_CASE("statistics: on or off, exactly the same calls reach the stubs", "[legacy][stats]") {
   for (const char* mode : kModes)
-    for (const char* name : {"steady", "reset", "program_capture", "inner", "forget", "failures"}) {
+    for (const char* name : {"steady", "reset", "program_capture", "inner", "forget", "failures", "relocation"}) {
       INFO("mode " << mode << ", case " << name);
       const Outcome on = run(mode, name);
       const Outcome off = run(mode, name, {.stats = false});
@@ -526,4 +526,41 @@ TEST_CASE("statistics: the legacy families' counts in the JSON file and in the s
   CHECK(count_lines_containing(lines.process.err, "batch norm replay: 12 direct, 6 captured, 48 launches") == 1);
   CHECK(count_lines_containing(lines.process.err, "convolution replay: 8 direct, 4 captured, 32 launches") == 1);
   CHECK(count_lines_containing(lines.process.err, "tensor op replay: 32 direct, 16 captured, 128 launches") == 1);
+}
+
+// Watched failing: shape_replay.cpp's relocate() launching the kept graph without apply() (plain,
+// by_alignment, memset, two_kernels: mismatches 192 per op); shape_of() without the alignment
+// (by_alignment: mismatches 98 per op); graph_relocation.cpp's prove() without the rule that every
+// tensor that moved was found (indirect: mismatches 192 per op), that and prove() passing over a
+// word no tensor's move explains (split and tma too: 192 per op); apply() leaving memset nodes
+// alone (memset: 192 per op; with the outputs zeroed before each call, as the other cases have
+// them, not seen); apply() setting only the first node it changed (two_kernels and memset: 192
+// per op).
+TEST_CASE("relocation: batch norms with a new input and output every call, in each kernel style, relocated where the "
+          "graph can follow them, every output right",
+          "[legacy][relocation]") {
+  for (const char* mode : kModes)
+    for (const char* style : {"plain", "by_alignment", "indirect", "split", "memset", "two_kernels", "tma"}) {
+      INFO("mode " << mode << ", style " << style);
+      const std::string s = style;
+      const Outcome o = run(mode, "relocation", {.env = {{"LEGACY_SCENARIO_STYLE", s}}});
+      check_sound(o, mode);
+      const long long calls = o["calls"];
+      for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
+        INFO(op);
+        const std::string p = std::string("relocation.") + op + ".";
+        CHECK(o[p + "mismatches"] == 0);
+        if (s == "indirect" || s == "split" || s == "tma") {
+          // The moving tensors' addresses are in the scratch memory, in halves, in a tensor map.
+          CHECK(o[p + "shim.relocations_refused"] >= 1);
+          CHECK(o[p + "shim.relocated"] == 0);
+        } else {
+          // Two shapes (the output's two alignments), each captured twice for its proof.
+          INFO("relocated " << o[p + "shim.relocated"] << ", launched " << o[p + "launches"] << " of " << calls);
+          CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
+          CHECK(10 * o[p + "launches"] >= 9 * calls);
+          CHECK(o[p + "captures"] <= 4);
+        }
+      }
+    }
 }

@@ -1,0 +1,296 @@
+// Cases of relocation (shim/engine/shape_replay.h): calls of one shape whose tensors move from call to
+// call, launched as their shape's graph pointed at each call's tensors where that was proven right,
+// by pointer where not. The stubs lay their work out in the kernel style BLAS_SCENARIO_STYLE names
+// (tests/support/moving_tensors.h; plain when unset).
+#include <sys/mman.h>
+
+#include <thread>
+
+#include "tests/blas/blas_scenario.h"
+#include "tests/support/moving_tensors.h"
+
+namespace blas_scenario {
+namespace {
+
+using moving::Slots;
+
+constexpr int kCalls = 200;
+
+// A call's tensors: a matmul's A, B, C and D (`out`); a GEMM's A, B and C (`out`: it reads and
+// writes it; `c` is not used).
+struct Tensors {
+  void* a;
+  void* b;
+  void* c;
+  void* out;
+};
+
+enum Entry { kMatmul, kGemm, kStrided };
+const char* const kEntryNames[] = {"matmul", "gemm", "strided"};
+
+// Where the tensors of a load are: each tensor of call i in slot i * (its step) of its own pool (A
+// 1, B 2, C 3, the output 4), or in a fixed slot.
+struct Pools {
+  Slots a{kCalls + 1, 0xA000}, b{2 * kCalls + 1, 0xB000}, c{3 * kCalls + 1, 0xC000}, out{4 * kCalls + 1, 0};
+  Tensors fresh(int i) { return {a.at(i), b.at(2 * i), c.at(3 * i), out.at(4 * i)}; }
+  Tensors output_only(int i) { return {a.at(0), b.at(0), c.at(0), out.at(4 * i)}; }
+};
+
+// The calls of each entry point on objects of their own (a cuBLASLt handle and descriptors, a cuBLAS
+// handle with a workspace, each with its stream): calls made on another Calls have another shape.
+// Never closed: no later object takes their addresses.
+class Calls {
+ public:
+  Calls() {
+    lt_.open();
+    blas_.open();
+  }
+
+  Matmul matmul(const Tensors& t) const {
+    Matmul m = matmul_of(lt_, alpha_, beta_, dummy_, dummy_, dummy_, dummy_);
+    m.a = t.a, m.b = t.b, m.c = t.c, m.d = t.out;
+    return m;
+  }
+  Gemm gemm(Entry e, const Tensors& t) const {
+    Gemm g = gemm_of(blas_.handle, alpha_, beta_, dummy_, dummy_, dummy_);
+    g.entry = e == kStrided ? STUBBLAS_GEMM_STRIDED_BATCHED_EX : STUBBLAS_GEMM_EX;
+    g.a = t.a, g.b = t.b, g.c = t.out;
+    return g;
+  }
+  CUstream stream(Entry e) const { return e == kMatmul ? lt_.stream : blas_.stream; }
+
+  // The call made through the shim and its output checked against the stub's reference.
+  void check(Entry e, const Tensors& t, Counts& counts) const {
+    if (e == kMatmul) checked(matmul(t), counts);
+    else checked(gemm(e, t), counts);
+  }
+  // The call made through the shim, nothing checked (inside the program's capture).
+  cublasStatus_t make(Entry e, const Tensors& t) const {
+    return e == kMatmul ? matmul(t).call(g_api) : gemm(e, t).call(g_api);
+  }
+  // The output's first word the call should write; the output then as the call needs it before it
+  // runs (D poisoned; C as checked() sets it).
+  std::uint64_t expected(Entry e, const Tensors& t) const {
+    const std::uint64_t before = e == kMatmul ? 0xdead : kGemmBefore;
+    std::memcpy(t.out, &before, sizeof before);
+    const std::uint64_t want = e == kMatmul ? matmul(t).reference() : gemm(e, t).reference(kGemmBefore);
+    std::memcpy(t.out, &before, sizeof before);
+    return want;
+  }
+
+ private:
+  static constexpr std::uint64_t kGemmBefore = 0x0C0C0C0C;
+  LtObjects lt_;
+  BlasHandle blas_;
+  Scalar alpha_{1.5f}, beta_{0.25f};
+  mutable Buffer dummy_;
+};
+
+std::uint64_t first_word(const void* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  return word;
+}
+
+// A load: where call i's tensors are.
+struct Load {
+  const char* name;
+  Tensors (*at)(Pools&, int i);
+  bool matmul_only;  // the GEMMs' C is their output: nothing to vary
+};
+
+const Load kLoads[] = {
+    // Every tensor new every call.
+    {"fresh", [](Pools& p, int i) { return p.fresh(i); }, false},
+    // The inputs stay (proven nowhere: the graph holds them as they were), the output moves.
+    {"outputs", [](Pools& p, int i) { return p.output_only(i); }, false},
+    // A matmul's C and D one buffer, new every call, and new inputs.
+    {"c_is_d", [](Pools& p, int i) { return Tensors{p.a.at(i), p.b.at(2 * i), p.out.at(4 * i), p.out.at(4 * i)}; }, true},
+    // As fresh, the output 256-byte aligned for two calls, then 16-byte aligned (and no more) for
+    // two: calls of another alignment are another shape (a library may choose another kernel).
+    {"aligned_pairs",
+     [](Pools& p, int i) {
+       Tensors t = p.fresh(i);
+       t.out = p.out.at(4 * i, i / 2 % 2 == 0 ? 0 : 16);
+       return t;
+     },
+     false},
+    // The inputs taken from two sets in turn (double buffers), the output new every call: the graph
+    // is pointed back at the set it left.
+    {"inputs_alternate",
+     [](Pools& p, int i) { return Tensors{p.a.at(i % 2), p.b.at(2 * (i % 2)), p.c.at(0), p.out.at(4 * i)}; }, false},
+    // As outputs, A moved once, halfway: a tensor the proof never saw move, so its calls go by
+    // pointer from then on.
+    {"input_moved",
+     [](Pools& p, int i) {
+       Tensors t = p.output_only(i);
+       if (i >= kCalls / 2) t.a = p.a.at(1);
+       return t;
+     },
+     false},
+    // Two whole sets of tensors in turn (a training loop's allocator): each call repeats every other
+    // call, its own graph soon.
+    {"sets_alternate", [](Pools& p, int i) { return p.fresh(i % 2); }, false},
+};
+
+void set_style(int style) {
+  if (g_stub.stubblas_set_kernel_style(style) < 0) die("stubblas_set_kernel_style");
+}
+
+}  // namespace
+
+// Every load of kLoads, kCalls calls of each entry point, in the kernel style BLAS_SCENARIO_STYLE
+// names. Prints LOAD.ENTRY.* for each. Each load and entry point on objects of its own (a shape of
+// its own) and on a thread of its own (the admission rule's state is the thread's: a load whose
+// calls go by pointer and never repeat backs its family off, and must not decide the next one's).
+int relocation() {
+  set_style(moving::style_from_env("BLAS_SCENARIO_STYLE"));
+  static Pools pools;
+  Counts total;
+  for (const Load& load : kLoads)
+    for (const Entry e : {kMatmul, kGemm, kStrided}) {
+      if (load.matmul_only && e != kMatmul) continue;
+      static std::vector<Calls*> kept;  // never destroyed: see Calls
+      const Calls& calls = *kept.emplace_back(new Calls);
+      Counts counts;
+      const Snapshot before = Snapshot::now();
+      std::thread([&] {
+        for (int i = 0; i < kCalls; ++i) calls.check(e, load.at(pools, i), counts);
+      }).join();
+      const std::string prefix = std::string(load.name) + "." + kEntryNames[e] + ".";
+      print_since(before, prefix);
+      print(prefix + "mismatches", counts.mismatches);
+      total.add(counts);
+    }
+  print("calls", kCalls);
+  print_counts(total);
+  return 0;
+}
+
+// The fresh load's matmuls on two streams in turn: a shape for each stream (the launches of one
+// executable graph are ordered behind each other: one graph for two streams would join them).
+int relocation_streams() {
+  static Pools pools;
+  Calls calls;
+  CUstream second = nullptr;
+  if (cuStreamCreate(&second, 0) != CUDA_SUCCESS) die("cuStreamCreate");
+  Counts counts;
+  const Snapshot before = Snapshot::now();
+  for (int i = 0; i < kCalls; ++i) {
+    Matmul m = calls.matmul(pools.fresh(i));
+    if (i % 2 == 1) m.stream = reinterpret_cast<cudaStream_t>(second);
+    checked(m, counts);
+  }
+  print_since(before, "matmul.");
+  print("calls", kCalls);
+  print_counts(counts);
+  return 0;
+}
+
+// A proven shape's calls (new tensors every call) made while the program captures its own graph on
+// their stream: they reach the library, recorded into that graph, and nothing is launched or
+// relocated by the shim; the program's graph then does each call's work, and relocation goes on
+// after it.
+int relocation_capture() {
+  constexpr int kBefore = 10, kDuring = 5, kAfter = 10;
+  static Pools pools;
+  Counts counts;
+  for (const Entry e : {kMatmul, kGemm}) {
+    const std::string name = kEntryNames[e];
+    Calls calls;
+    int i = 0;
+    Snapshot before = Snapshot::now();
+    for (; i < kBefore; ++i) calls.check(e, pools.fresh(i), counts);
+    print_since(before, name + "_before.");
+    const CUstream stream = calls.stream(e);
+    before = Snapshot::now();
+    if (cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS) die("begin");
+    for (int k = 0; k < kDuring; ++k)
+      if (calls.make(e, pools.fresh(i + k)) != CUBLAS_STATUS_SUCCESS) ++counts.failures;
+    CUgraph graph = nullptr;
+    if (cuStreamEndCapture(stream, &graph) != CUDA_SUCCESS) die("end");
+    print_since(before, name + "_during.");
+    CUgraphExec exec = nullptr;
+    if (cuGraphInstantiateWithFlags(&exec, graph, 0) != CUDA_SUCCESS) die("instantiate");
+    std::uint64_t expected[kDuring];
+    for (int k = 0; k < kDuring; ++k) expected[k] = calls.expected(e, pools.fresh(i + k));
+    before = Snapshot::now();
+    if (cuGraphLaunch(exec, stream) != CUDA_SUCCESS) die("launch");
+    print_since(before, name + "_program_launch.");
+    long long right = 0;
+    for (int k = 0; k < kDuring; ++k) right += first_word(pools.fresh(i + k).out) == expected[k];
+    print(name + "_program_launch.right", right);
+    counts.mismatches += kDuring - right;
+    cuGraphExecDestroy(exec);
+    cuGraphDestroy(graph);
+    i += kDuring;
+    before = Snapshot::now();
+    for (int k = 0; k < kAfter; ++k, ++i) calls.check(e, pools.fresh(i), counts);
+    print_since(before, name + "_after.");
+  }
+  print_counts(counts);
+  return 0;
+}
+
+// The outputs load's calls of a proven shape, then the library's kernels change while nothing the
+// shim sees does (the stub's style, plain to two kernels), the same calls going on: the kept graph
+// relocated would do the old kernel's work. Prints before.* and after.* for each entry point, and
+// their own mismatches (the premise, without verify mode: after.mismatches > 0).
+int relocation_switch() {
+  constexpr int kEach = 20;
+  static Pools pools;
+  Counts total;
+  for (const Entry e : {kMatmul, kGemm}) {
+    Calls calls;
+    int i = 0;
+    for (const char* phase : {"before.", "after."}) {
+      if (std::strcmp(phase, "after.") == 0) set_style(STUB_KERNEL_STYLE_TWO_KERNELS);
+      Counts counts;
+      const Snapshot before = Snapshot::now();
+      for (int k = 0; k < kEach; ++k, ++i) calls.check(e, pools.output_only(i), counts);
+      const std::string prefix = std::string(kEntryNames[e]) + "_" + phase;
+      print_since(before, prefix);
+      print(prefix + "mismatches", counts.mismatches);
+      total.add(counts);
+    }
+    set_style(STUB_KERNEL_STYLE_PLAIN);
+  }
+  print("calls", kEach);
+  print_counts(total);
+  return 0;
+}
+
+// The split style with a move the 4 GiB rule is for (replay/graph_relocation.h): B (also the
+// matmul's C, so that it is found) alternates between two pages 8 GiB apart, so that the low half of
+// its address stays and the word holding its high half (the lower four bytes of a word) changes by
+// 2, while A (at odd addresses) moves by exactly 2 every call. That word is no pointer, however A
+// moved: the shape must be refused, not relocated with it following A.
+int relocation_far() {
+  constexpr int kFarCalls = 20;
+  constexpr std::size_t kApart = std::size_t{8} << 30, kPage = 4096;
+  set_style(STUB_KERNEL_STYLE_SPLIT);
+  void* reserved = mmap(nullptr, kApart + kPage, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (reserved == MAP_FAILED) die("mmap");
+  auto* base = static_cast<unsigned char*>(reserved);
+  unsigned char* far[2] = {base, base + kApart};
+  for (unsigned char* page : far) {
+    if (mprotect(page, kPage, PROT_READ | PROT_WRITE) != 0) die("mprotect");
+    std::memset(page, page == base ? 0xB1 : 0xB2, kPage);
+  }
+  alignas(256) static unsigned char a_bytes[2 * kFarCalls + 64];
+  for (std::size_t j = 0; j < sizeof a_bytes; ++j) a_bytes[j] = static_cast<unsigned char>(j * 37 + 11);
+  static Pools pools;
+  Calls calls;
+  Counts counts;
+  const Snapshot before = Snapshot::now();
+  for (int i = 0; i < kFarCalls; ++i) {
+    unsigned char* b = far[i % 2];
+    calls.check(kMatmul, Tensors{a_bytes + 1 + 2 * i, b, b, pools.out.at(4 * i)}, counts);
+  }
+  print_since(before, "far.");
+  print("calls", kFarCalls);
+  print_counts(counts);
+  return 0;
+}
+
+}  // namespace blas_scenario
