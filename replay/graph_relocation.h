@@ -30,7 +30,7 @@ namespace cudnn_fastpath::replay {
 
 // The most tensors a call may name for relocation, the most nodes of a graph, and the most arguments
 // and argument bytes of a kernel.
-inline constexpr int kMaxTensors = 8;
+inline constexpr int kMaxTensors = 16;
 inline constexpr int kMaxNodes = 8;
 inline constexpr int kMaxArguments = 64;
 inline constexpr std::size_t kMaxArgumentBytes = 4096;

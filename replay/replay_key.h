@@ -20,7 +20,7 @@ namespace cudnn_fastpath::replay {
 template <std::size_t MaxWords>
 struct ReplayKey {
   static constexpr std::size_t kMaxWords = MaxWords;
-  static constexpr int kMaxTensors = 8;
+  static constexpr int kMaxTensors = 16;
   static_assert(MaxWords >= 1 && MaxWords <= 65535, "the length is kept in 16 bits");
 
   std::uint32_t length = 0;
