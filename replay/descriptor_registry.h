@@ -48,25 +48,30 @@ namespace cudnn_fastpath::replay {
 // A slot's words, as its writer edits them (relaxed atomics: the seqlock orders them).
 using SlotWords = std::atomic<std::uint64_t>*;
 
-// A record (plain data) into a slot's first words and back; a record's words past `words` are not
-// stored (the reader's length says where a record ends).
+// A record (plain data of whole words: its padding named as fields, so that a key never holds an
+// indeterminate byte) into a slot's first words and back, word by word; a record's words past
+// `words` are not stored (the reader's length says where a record ends).
 template <typename Record>
 constexpr std::uint32_t words_of() noexcept {
-  return (sizeof(Record) + 7) / 8;
+  static_assert(sizeof(Record) % 8 == 0, "a record is whole words");
+  return sizeof(Record) / 8;
 }
 template <typename Record>
 Record load_record(const std::atomic<std::uint64_t>* from) noexcept {
-  std::uint64_t words[words_of<Record>()];
-  for (std::uint32_t i = 0; i < words_of<Record>(); ++i) words[i] = from[i].load(std::memory_order_relaxed);
   Record r;
-  std::memcpy(&r, words, sizeof r);
+  for (std::uint32_t i = 0; i < words_of<Record>(); ++i) {
+    const std::uint64_t word = from[i].load(std::memory_order_relaxed);
+    std::memcpy(reinterpret_cast<unsigned char*>(&r) + 8 * i, &word, 8);
+  }
   return r;
 }
 template <typename Record>
 std::uint32_t store_record(SlotWords into, const Record& r, std::uint32_t words = words_of<Record>()) noexcept {
-  std::uint64_t from[words_of<Record>()] = {};
-  std::memcpy(from, &r, sizeof r);
-  for (std::uint32_t i = 0; i < words; ++i) into[i].store(from[i], std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < words; ++i) {
+    std::uint64_t word;
+    std::memcpy(&word, reinterpret_cast<const unsigned char*>(&r) + 8 * i, 8);
+    into[i].store(word, std::memory_order_relaxed);
+  }
   return words;
 }
 
