@@ -13,14 +13,18 @@
 // descriptor without a slot (made around the shim, or while its bucket was full) or whose contents
 // the shim never saw is unknown, and the calls that use it run directly.
 //
-// Slots slots (a power of two) in buckets of kWays: an address's hash picks its bucket and a tag
-// (32 bits of the hash, never 0). A bucket's tags sit together, 32 bytes apart from the slots'
-// contents, 0 for a free way: a lookup compares them all at once and reads a slot only where its
-// tag matches (then the slot's key, the address, decides), so that a lookup of an address the
-// registry does not hold reads one line and compares eight words, however long the program has
-// been creating and destroying. A claim takes a free way of its bucket with one CAS on its tag;
-// a bucket whose ways are all taken has no room. `forget` frees the way outright (no tombstone:
-// nothing is left for a later lookup to walk past).
+// Slots slots (a power of two) in buckets of kWays ways. An address's hash picks its home, a way
+// of one bucket, and a tag (32 bits of the hash, never 0). A bucket's line, apart from the slots'
+// contents, holds its ways' tags (0: free), each next to a copy of `away`, how many of the ways
+// hold an address whose home is another way. A claim takes the address's home when it is free,
+// else another free way of its bucket (one CAS on the way's tag); a bucket with no free way has no
+// room. `forget` frees the way outright: no tombstone, nothing left for a later lookup to walk
+// past. A lookup looks at its home, and at the rest of the bucket only where `away` says an address
+// may be there: then it compares the ways' tags all at once (SSE2) and reads the slots whose tag
+// matches. The calls that expect to find their address (write, read, unknown) look at the home
+// slot's key, whose line they read anyway; those that may well not (forget, a create's look for
+// its own way, holds) look at the home's tag first, so that an address the registry does not hold
+// costs one line, its bucket's, however long the program has been creating and destroying.
 //
 // A descriptor's own calls are one thread's at a time (the libraries' rule: a descriptor is not
 // set while it is used), but other threads may read it, so each slot's contents are a seqlock: the
@@ -79,7 +83,7 @@ template <std::size_t Slots, std::size_t Words>
 class DescriptorRegistry {
  public:
   static constexpr std::size_t kWords = Words;
-  static constexpr std::size_t kWays = 8;  // a bucket's tags: 32 bytes, one load pair
+  static constexpr std::size_t kWays = 8;  // a bucket: one line of the index (below)
   static constexpr std::size_t kBuckets = Slots / kWays;
   static_assert(Slots >= kWays && (Slots & (Slots - 1)) == 0, "Slots must be a power of two, a bucket at least");
 
@@ -88,13 +92,12 @@ class DescriptorRegistry {
   // room.
   template <typename Fill>
   bool created(const void* address, std::uint32_t kind, Fill&& fill) noexcept {
-    const std::size_t at = claim(key_of(address));
-    if (at == kNowhere) return false;
-    Slot& slot = slots_[at];
-    const std::uint32_t sequence = begin_write(slot);
-    slot.kind.store(kind, std::memory_order_relaxed);
-    slot.length.store(fill(slot.words), std::memory_order_relaxed);
-    end_write(slot, sequence);
+    Slot* const slot = claim(key_of(address));
+    if (slot == nullptr) return false;
+    const std::uint32_t sequence = begin_write(*slot);
+    slot->kind.store(kind, std::memory_order_relaxed);
+    slot->length.store(fill(slot->words), std::memory_order_relaxed);
+    end_write(*slot, sequence);
     return true;
   }
 
@@ -104,35 +107,36 @@ class DescriptorRegistry {
   // `kind`.
   template <typename Edit>
   bool write(const void* address, std::uint32_t kind, Edit&& edit) noexcept {
-    const std::size_t at = find(key_of(address));
-    if (at == kNowhere) return false;
-    Slot& slot = slots_[at];
-    if (slot.kind.load(std::memory_order_relaxed) != kind) return false;
-    const std::uint32_t sequence = begin_write(slot);
-    slot.length.store(edit(slot.words, slot.length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
-    end_write(slot, sequence);
+    Slot* const slot = find(key_of(address));
+    if (slot == nullptr || slot->kind.load(std::memory_order_relaxed) != kind) return false;
+    const std::uint32_t sequence = begin_write(*slot);
+    slot->length.store(edit(slot->words, slot->length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+    end_write(*slot, sequence);
     return true;
   }
 
   // The contents of `address` are not known any more (a set the library refused).
   void unknown(const void* address) noexcept {
-    const std::size_t at = find(key_of(address));
-    if (at != kNowhere) make_unknown(slots_[at]);
+    if (Slot* const slot = find(key_of(address))) make_unknown(*slot);
   }
 
-  // `address` was destroyed (or is the library's own now): its way is free. An address the
-  // registry does not hold costs its bucket's compare and nothing else.
-  void forget(const void* address) noexcept {
-    const std::size_t at = find(key_of(address));
-    if (at == kNowhere) return;
-    make_unknown(slots_[at]);
-    // Release: the next claim of the way (acquire) comes after the write above, so its writes
-    // continue the slot's sequence. The slot's key stays: no lookup reads a free way's key.
-    tags_[at].store(0, std::memory_order_release);
+  // `address` was destroyed (or is the library's own now): its way is free. Inline wherever it is
+  // called, so that an address the registry does not hold costs what a miss does: its home's tag
+  // and its bucket's `away`, one line.
+  [[gnu::always_inline]] void forget(const void* address) noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Place place = place_of(key);
+    if (tagged_at_home(place, key)) return vacate(place.home, place.home);
+    if (away_of(place.home).load(std::memory_order_relaxed) != 0) forget_away(key, place);
   }
 
-  // Whether the registry holds `address` (whatever its contents).
-  bool holds(const void* address) const noexcept { return find(key_of(address)) != kNowhere; }
+  // Whether the registry holds `address` (whatever its contents): a miss costs what forget's does.
+  [[gnu::always_inline]] bool holds(const void* address) const noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Place place = place_of(key);
+    if (tagged_at_home(place, key)) return true;
+    return away_of(place.home).load(std::memory_order_relaxed) != 0 && find_away(key, place) != kNowhere;
+  }
 
   // Hands the contents of `address` to `copy(const std::atomic<std::uint64_t>* words, length)`
   // (which copies them where they go, a key) if the registry holds it as `kind` with usable
@@ -141,134 +145,202 @@ class DescriptorRegistry {
   template <typename Copy>
   bool read(const void* address, std::uint32_t kind, Copy&& copy) const noexcept {
     const std::uintptr_t key = key_of(address);
-    const std::size_t at = find(key);
-    if (at == kNowhere) return false;
-    const Slot& slot = slots_[at];
+    const Slot* const slot = find(key);
+    if (slot == nullptr) return false;
     // Acquire: pairs with the writer's last release, so the words read below are at least as new.
-    const std::uint32_t before = slot.sequence.load(std::memory_order_acquire);
-    const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
-    if ((before & 1) || length == 0 || length > Words || slot.kind.load(std::memory_order_relaxed) != kind)
+    const std::uint32_t before = slot->sequence.load(std::memory_order_acquire);
+    const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
+    if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
       return false;
-    copy(static_cast<const std::atomic<std::uint64_t>*>(slot.words), length);
+    copy(static_cast<const std::atomic<std::uint64_t>*>(slot->words), length);
     // Acquire: the copies above come before the second look at the key and the sequence.
     std::atomic_thread_fence(std::memory_order_acquire);
-    // Acquire: a key stored by a later owner of the way (release, after the forget that made the
-    // sequence move on) makes the sequence read next show that move. The way may have been freed
-    // and taken by another address since find() saw this one's key: then the words copied may be
-    // that address's, written at the `before` the reader saw, and only the key tells.
-    if (slot.key.load(std::memory_order_acquire) != key) return false;
-    return slot.sequence.load(std::memory_order_relaxed) == before;
+    // The way may have been freed and taken by another address since find() saw this one's key:
+    // the words copied may then be that address's, written at the `before` this reader saw, and
+    // only the key tells. Acquire: a key that a later claim stored (release, after the forget
+    // that moved the sequence on) makes the sequence read next show that move.
+    if (slot->key.load(std::memory_order_acquire) != key) return false;
+    return slot->sequence.load(std::memory_order_relaxed) == before;
   }
 
-  // Slots holding a descriptor (for tests).
+  // For tests: the slots holding a descriptor; an address's home slot (its bucket's ways are the
+  // kWays slots from home / kWays * kWays); whether a lookup of it that does not find it at home
+  // looks at the rest of its bucket (some way of it holds an address away from home); and how many
+  // slots' keys a lookup that does not find it compares (those whose tag is the address's).
   std::size_t held() const noexcept {
     std::size_t n = 0;
-    for (const auto& tag : tags_) n += tag.load(std::memory_order_relaxed) != 0;
+    for (std::size_t at = 0; at < Slots; ++at) n += tag_of(at).load(std::memory_order_relaxed) != 0;
     return n;
   }
-  // The bucket of `address`, and how many slots' keys a lookup of it compares after its bucket's
-  // tags: 0 for an address whose tag no way of its bucket has (for tests).
-  static std::size_t bucket_of(const void* address) noexcept { return place_of(key_of(address)).bucket; }
+  static std::size_t home_of(const void* address) noexcept { return place_of(key_of(address)).home; }
+  bool searches_bucket(const void* address) const noexcept {
+    return away_of(home_of(address)).load(std::memory_order_relaxed) != 0;
+  }
   unsigned keys_compared(const void* address) const noexcept {
     const Place place = place_of(key_of(address));
-    return static_cast<unsigned>(__builtin_popcount(ways_of(place.bucket, place.tag).tagged));
+    unsigned n = tag_of(place.home).load(std::memory_order_relaxed) == place.tag;
+    if (searches_bucket(address)) n += static_cast<unsigned>(__builtin_popcount(ways_with(place.home, place.tag)));
+    return n;
   }
 
  private:
   static constexpr std::size_t kNowhere = Slots;
-  static constexpr unsigned kBucketBits = __builtin_ctzll(kBuckets);
+  static constexpr unsigned kSlotBits = __builtin_ctzll(Slots);
 
   struct alignas(64) Slot {
-    std::atomic<std::uintptr_t> key{0};  // the address; meaningful while the way's tag is not 0
+    std::atomic<std::uintptr_t> key{0};  // key_of(its address); 0 while free, or claimed and not yet keyed
     std::atomic<std::uint32_t> sequence{0};  // odd while the contents are being written
     std::atomic<std::uint32_t> kind{0};
     std::atomic<std::uint32_t> length{0};  // the words a reader copies; 0: not usable
     std::atomic<std::uint64_t> words[Words]{};
   };
-  static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free,
-                "a bucket's tags are eight plain 32-bit words");
+
+  // An address's key: its complement, so that 0, the key of a way that holds no address, is the
+  // key of no address either (the last byte of the address space is no descriptor), null's
+  // included. A way's key is its address's from its claim to its forget: where it is, a lookup has
+  // found the address, whatever the way's tag.
+  static std::uintptr_t key_of(const void* address) noexcept { return ~reinterpret_cast<std::uintptr_t>(address); }
+  static constexpr std::uintptr_t kNull = ~std::uintptr_t{0};
 
   struct Place {
-    std::size_t bucket;
+    std::size_t home;  // a slot
     std::uint32_t tag;
   };
-  // The bucket from the hash's top bits, which every bit of the address stirs; the tag from its low
-  // half, a function of the address's low 32 bits alone that is one-to-one but for the `| 1` (a
-  // used way's tag is never 0): a tag two addresses of one bucket share costs a look at one more
-  // slot's key, nothing else. Null is never found: no claim stores its key.
+  // The home from the hash's top bits (its bucket's, then its way's), which every bit of the key
+  // stirs; the tag from its low half, a function of the key's low 32 bits alone that is one-to-one
+  // but for the `| 1` (a used way's tag is never 0): a tag two addresses of one bucket share costs
+  // a look at one more slot's key, nothing else.
   static Place place_of(std::uintptr_t key) noexcept {
     const std::uint64_t hash = key * 0x9e3779b97f4a7c15ull;
-    return {static_cast<std::size_t>(hash >> 1 >> (63 - kBucketBits)), static_cast<std::uint32_t>(hash) | 1};
+    return {static_cast<std::size_t>(hash >> (64 - kSlotBits)), static_cast<std::uint32_t>(hash) | 1};
   }
-  static std::uintptr_t key_of(const void* address) noexcept { return reinterpret_cast<std::uintptr_t>(address); }
 
-  // The ways of `bucket` whose tag is `tag`, and those that are free: bit w for way w. Each tag is
-  // read as a relaxed load would (an aligned SSE2 load reads each aligned 32-bit word whole): a
-  // tag is only a hint, which the slot's key confirms, and a free way is taken by a CAS.
-  struct Ways {
-    unsigned tagged, free;
-  };
-  Ways ways_of(std::size_t bucket, std::uint32_t tag) const noexcept {
-    const std::atomic<std::uint32_t>* tags = &tags_[bucket * kWays];
+  // The index: a line a bucket (bucket b's ways are slots b * kWays to b * kWays + kWays - 1), two
+  // words a way: its tag, then a copy of the bucket's `away`. Each way keeps a copy so that a lookup
+  // finds the count next to its home's tag; every update (rare: a claim away from home, and its
+  // forget) goes to all the copies, each a count of its own. Their loads and updates are relaxed:
+  // a lookup by an address's owner comes after the claim that counted the address away (in the
+  // same thread, or after the create it was told of), so any copy shows it; another thread's read
+  // racing a create may miss it, and its call then runs directly. A lookup that sees 0 looks no
+  // further than its home.
+  static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free,
+                "a bucket's line is sixteen plain 32-bit words");
+  static std::size_t first_of(std::size_t at) noexcept { return at & ~(kWays - 1); }
+  std::atomic<std::uint32_t>& tag_of(std::size_t at) noexcept { return index_[2 * at]; }
+  const std::atomic<std::uint32_t>& tag_of(std::size_t at) const noexcept { return index_[2 * at]; }
+  const std::atomic<std::uint32_t>& away_of(std::size_t at) const noexcept { return (&tag_of(at))[1]; }
+  void count_away(std::size_t at, std::uint32_t change) noexcept {
+    // Relaxed: as the index says.
+    for (std::size_t way = first_of(at); way < first_of(at) + kWays; ++way)
+      index_[2 * way + 1].fetch_add(change, std::memory_order_relaxed);
+  }
+
+  // The ways of the bucket of slot `at` whose tag is `tag` (0: the free ones), bit 2w for way w.
+  // Each tag is read as a relaxed load would be (an aligned SSE2 load reads each aligned 32-bit
+  // word whole): a tag is only a hint, which the slot's key confirms, and a free way is taken by a
+  // CAS.
+  unsigned ways_with(std::size_t at, std::uint32_t tag) const noexcept {
+    const std::atomic<std::uint32_t>* line = &index_[2 * first_of(at)];
 #ifdef CUDNN_FASTPATH_REGISTRY_SSE2
-    const __m128i low = _mm_load_si128(reinterpret_cast<const __m128i*>(tags));
-    const __m128i high = _mm_load_si128(reinterpret_cast<const __m128i*>(tags + 4));
-    const __m128i want = _mm_set1_epi32(static_cast<int>(tag)), zero = _mm_setzero_si128();
-    // Each way's answer (32 bits, all ones or none) narrowed to a byte, and its top bit taken.
-    const auto mask = [zero](__m128i a, __m128i b) {
-      return static_cast<unsigned>(_mm_movemask_epi8(_mm_packs_epi16(_mm_packs_epi32(a, b), zero)));
+    const __m128i want = _mm_set1_epi32(static_cast<int>(tag));
+    const auto compare = [&](int quarter) {
+      return _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(line) + quarter), want);
     };
-    return {mask(_mm_cmpeq_epi32(low, want), _mm_cmpeq_epi32(high, want)),
-            mask(_mm_cmpeq_epi32(low, zero), _mm_cmpeq_epi32(high, zero))};
+    // Each word's answer (32 bits, all ones or none) narrowed to 8, its top bit taken; the odd
+    // words are `away`'s.
+    const __m128i words =
+        _mm_packs_epi16(_mm_packs_epi32(compare(0), compare(1)), _mm_packs_epi32(compare(2), compare(3)));
+    return static_cast<unsigned>(_mm_movemask_epi8(words)) & 0x5555;
 #else
-    Ways ways{0, 0};
-    for (unsigned w = 0; w < kWays; ++w) {
+    unsigned ways = 0;
+    for (unsigned w = 0; w < kWays; ++w)
       // Relaxed: as above.
-      const std::uint32_t t = tags[w].load(std::memory_order_relaxed);
-      ways.tagged |= unsigned{t == tag} << w;
-      ways.free |= unsigned{t == 0} << w;
-    }
+      ways |= unsigned{line[2 * w].load(std::memory_order_relaxed) == tag} << 2 * w;
     return ways;
 #endif
   }
+  // The slot of the first way of `ways` (as ways_with() gives them, not 0) of the bucket of `at`.
+  static std::size_t slot_of(std::size_t at, unsigned ways) noexcept {
+    return first_of(at) + static_cast<unsigned>(__builtin_ctz(ways)) / 2;
+  }
 
-  // The slot of `key`, or kNowhere.
-  std::size_t find(std::uintptr_t key) const noexcept {
+  // The slot of `key`, or null: its home, by its key, else a way of its bucket where one is away.
+  // Relaxed loads of the tags and keys here and below: an owner finds what its own claim stored
+  // (its calls come after its create); another thread's read looks at the key again after its
+  // copy (read()).
+  const Slot* find(std::uintptr_t key) const noexcept {
     const Place place = place_of(key);
-    for (unsigned ways = ways_of(place.bucket, place.tag).tagged; ways != 0; ways &= ways - 1) {
-      const std::size_t at = place.bucket * kWays + static_cast<unsigned>(__builtin_ctz(ways));
-      // Relaxed: an owner finds the key its own claim stored (its calls come after its create);
-      // another thread's read looks at the key again after its copy.
+    if (slots_[place.home].key.load(std::memory_order_relaxed) == key) return &slots_[place.home];
+    if (away_of(place.home).load(std::memory_order_relaxed) == 0) return nullptr;
+    const std::size_t at = find_away(key, place);
+    return at == kNowhere ? nullptr : &slots_[at];
+  }
+  Slot* find(std::uintptr_t key) noexcept {
+    return const_cast<Slot*>(static_cast<const DescriptorRegistry*>(this)->find(key));
+  }
+  // Whether `key` is at its home, the home's tag looked at first (its line, not the slot's).
+  bool tagged_at_home(const Place& place, std::uintptr_t key) const noexcept {
+    return tag_of(place.home).load(std::memory_order_relaxed) == place.tag &&
+           slots_[place.home].key.load(std::memory_order_relaxed) == key;
+  }
+
+  // The rare paths, out of line: an address away from its home, a home taken.
+  [[gnu::noinline]] std::size_t find_away(std::uintptr_t key, Place place) const noexcept {
+    for (unsigned ways = ways_with(place.home, place.tag); ways != 0; ways &= ways - 1) {
+      const std::size_t at = slot_of(place.home, ways);
       if (slots_[at].key.load(std::memory_order_relaxed) == key) return at;
+    }
+    return kNowhere;
+  }
+  [[gnu::noinline]] void forget_away(std::uintptr_t key, Place place) noexcept {
+    const std::size_t at = find_away(key, place);
+    if (at != kNowhere) vacate(at, place.home);
+  }
+  [[gnu::noinline]] std::size_t claim_away(std::uintptr_t key, Place place) noexcept {
+    for (unsigned free = ways_with(place.home, 0); free != 0; free &= free - 1) {
+      const std::size_t at = slot_of(place.home, free);
+      if (take(at, place.tag, key)) {
+        if (at != place.home) count_away(at, 1);  // (the home may have been freed since)
+        return at;
+      }
     }
     return kNowhere;
   }
 
   // The slot for `key`: its own if it has one (a create at the address of a descriptor destroyed
-  // around the shim), else a free way of its bucket, or kNowhere.
-  std::size_t claim(std::uintptr_t key) noexcept {
-    if (key == 0) return kNowhere;
+  // around the shim), else its home if free, else another free way of its bucket, or null.
+  Slot* claim(std::uintptr_t key) noexcept {
+    if (key == kNull) return nullptr;
     const Place place = place_of(key);
-    const Ways ways = ways_of(place.bucket, place.tag);
-    for (unsigned own = ways.tagged; own != 0; own &= own - 1) {
-      const std::size_t at = place.bucket * kWays + static_cast<unsigned>(__builtin_ctz(own));
-      // Relaxed: only this address's calls store this key, and they are this thread's now.
-      if (slots_[at].key.load(std::memory_order_relaxed) == key) return at;
-    }
-    for (unsigned free = ways.free; free != 0; free &= free - 1) {
-      const std::size_t at = place.bucket * kWays + static_cast<unsigned>(__builtin_ctz(free));
-      std::uint32_t expected = 0;
-      // Acquire: pairs with the forget that freed the way (release), so the writes below continue
-      // the slot's sequence after the last owner's. Lost to another claim: the next free way.
-      if (tags_[at].compare_exchange_strong(expected, place.tag, std::memory_order_acquire,
-                                            std::memory_order_relaxed)) {
-        // Release: a reader whose last look at the key sees this one sees the sequence as the
-        // last owner's forget left it (read()).
-        slots_[at].key.store(key, std::memory_order_release);
-        return at;
-      }
-    }
-    return kNowhere;
+    if (tagged_at_home(place, key)) return &slots_[place.home];
+    const bool away = away_of(place.home).load(std::memory_order_relaxed) != 0;
+    std::size_t at = away ? find_away(key, place) : kNowhere;
+    if (at == kNowhere) at = take(place.home, place.tag, key) ? place.home : claim_away(key, place);
+    return at == kNowhere ? nullptr : &slots_[at];
+  }
+  // Takes the way of slot `at` for `key` if it is free.
+  bool take(std::size_t at, std::uint32_t tag, std::uintptr_t key) noexcept {
+    std::uint32_t free = 0;
+    // Acquire: pairs with the forget that freed the way (release), so the writes that follow
+    // continue the slot's sequence after the last owner's. Taken (by another claim, or long ago):
+    // false.
+    if (!tag_of(at).compare_exchange_strong(free, tag, std::memory_order_acquire, std::memory_order_relaxed))
+      return false;
+    // Release: a reader whose last look at the key sees this one sees the sequence as the last
+    // owner's forget left it (read()).
+    slots_[at].key.store(key, std::memory_order_release);
+    return true;
+  }
+  // Frees the way of slot `at`, `home` the home of its address.
+  void vacate(std::size_t at, std::size_t home) noexcept {
+    make_unknown(slots_[at]);
+    // Relaxed: ordered before the next claim by the tag's release. From here the way's key is no
+    // address's until the next claim stores its own.
+    slots_[at].key.store(0, std::memory_order_relaxed);
+    if (at != home) count_away(at, ~0u);  // -1
+    // Release: the next claim of the way (acquire) comes after the writes above, so its writes
+    // continue the slot's sequence.
+    tag_of(at).store(0, std::memory_order_release);
   }
 
   static std::uint32_t begin_write(Slot& slot) noexcept {
@@ -288,9 +360,9 @@ class DescriptorRegistry {
     end_write(slot, sequence);
   }
 
-  // Bucket b's tags are tags_[b * kWays ...], 32 bytes aligned: one line; slot i's tag is tags_[i].
-  alignas(64) std::atomic<std::uint32_t> tags_[Slots]{};
+  // The slots first: their fields are then at fixed offsets from the registry's own address.
   Slot slots_[Slots]{};
+  alignas(64) std::atomic<std::uint32_t> index_[2 * Slots]{};
 };
 
 }  // namespace cudnn_fastpath::replay
