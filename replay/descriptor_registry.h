@@ -10,16 +10,29 @@
 // hands them to a copy that writes them straight into a key. A slot's `length` is how many of its
 // words a reader needs, 0 while the contents are not usable; a writer stores only the words its
 // record has, so making and setting a descriptor costs what its record is, not the slot's size. A
-// descriptor without a slot (made around the shim, or while the registry was full) or whose
-// contents the shim never saw is unknown, and the calls that use it run directly.
+// descriptor without a slot (made around the shim, or while its bucket was full) or whose contents
+// the shim never saw is unknown, and the calls that use it run directly.
 //
-// Open addressing with linear probing over Slots slots (a power of two), at most kMaxProbe steps
-// from an address's home: past that the registry is full for that address. Keys: 0 empty (ends a
-// probe), 1 a tombstone (a destroyed descriptor's, free for the next claim that passes it), else
-// the address. A descriptor's own calls are one thread's at a time (the libraries' rule: a
-// descriptor is not set while it is used), but other threads may read it, so each slot's contents
-// are a seqlock: the writer makes `sequence` odd, writes, makes it even (release); a reader copies
-// between two reads of it and keeps the copy only if both were the same even value.
+// Slots slots (a power of two) in buckets of kWays ways. An address's hash picks its home, a way
+// of one bucket, and a tag (32 bits of the hash, never 0). A bucket's line, apart from the slots'
+// contents, holds its ways' tags (0: free), each next to a copy of `away`, how many of the ways
+// hold an address whose home is another way. A claim takes the address's home when it is free,
+// else another free way of its bucket (one CAS on the way's tag); a bucket with no free way has no
+// room. `forget` frees the way outright: no tombstone, nothing left for a later lookup to walk
+// past. A lookup looks at its home, and at the rest of the bucket only where `away` says an address
+// may be there: then it compares the ways' tags all at once (SSE2) and reads the slots whose tag
+// matches. The calls that expect to find their address (write, read, unknown) look at the home
+// slot's key, whose line they read anyway; those that may well not (forget, a create's look for
+// its own way, holds) look at the home's tag first, so that an address the registry does not hold
+// costs one line, its bucket's, however long the program has been creating and destroying.
+//
+// A descriptor's own calls are one thread's at a time (the libraries' rule: a descriptor is not
+// set while it is used), but other threads may read it, so each slot's contents are a seqlock: the
+// writer makes `sequence` odd, writes, makes it even (release); a reader copies between two reads
+// of it and keeps the copy only if both were the same even value and the slot's key is still its
+// address. A forget is a write (its contents become unusable) and a slot's sequence only grows
+// across owners, so a reader that overlaps the forget fails; the key's second look catches the
+// reader that found the way when it was its address's and copied what the next owner wrote.
 #pragma once
 
 #include <atomic>
@@ -27,47 +40,59 @@
 #include <cstdint>
 #include <cstring>
 
+// A bucket's tags are compared with SSE2 on x86-64, one at a time elsewhere and under TSan (which
+// would take the vector load of atomics that other threads store for a race).
+#if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
+#define CUDNN_FASTPATH_REGISTRY_SSE2 1
+#include <emmintrin.h>
+#endif
+
 namespace cudnn_fastpath::replay {
 
 // A slot's words, as its writer edits them (relaxed atomics: the seqlock orders them).
 using SlotWords = std::atomic<std::uint64_t>*;
 
-// A record (plain data) into a slot's first words and back; a record's words past `words` are not
-// stored (the reader's length says where a record ends).
+// A record (plain data of whole words: its padding named as fields, so that a key never holds an
+// indeterminate byte) into a slot's first words and back, word by word; a record's words past
+// `words` are not stored (the reader's length says where a record ends).
 template <typename Record>
 constexpr std::uint32_t words_of() noexcept {
-  return (sizeof(Record) + 7) / 8;
+  static_assert(sizeof(Record) % 8 == 0, "a record is whole words");
+  return sizeof(Record) / 8;
 }
 template <typename Record>
 Record load_record(const std::atomic<std::uint64_t>* from) noexcept {
-  std::uint64_t words[words_of<Record>()];
-  for (std::uint32_t i = 0; i < words_of<Record>(); ++i) words[i] = from[i].load(std::memory_order_relaxed);
   Record r;
-  std::memcpy(&r, words, sizeof r);
+  for (std::uint32_t i = 0; i < words_of<Record>(); ++i) {
+    const std::uint64_t word = from[i].load(std::memory_order_relaxed);
+    std::memcpy(reinterpret_cast<unsigned char*>(&r) + 8 * i, &word, 8);
+  }
   return r;
 }
 template <typename Record>
 std::uint32_t store_record(SlotWords into, const Record& r, std::uint32_t words = words_of<Record>()) noexcept {
-  std::uint64_t from[words_of<Record>()] = {};
-  std::memcpy(from, &r, sizeof r);
-  for (std::uint32_t i = 0; i < words; ++i) into[i].store(from[i], std::memory_order_relaxed);
+  for (std::uint32_t i = 0; i < words; ++i) {
+    std::uint64_t word;
+    std::memcpy(&word, reinterpret_cast<const unsigned char*>(&r) + 8 * i, 8);
+    into[i].store(word, std::memory_order_relaxed);
+  }
   return words;
 }
 
 template <std::size_t Slots, std::size_t Words>
 class DescriptorRegistry {
-  static_assert(Slots >= 2 && (Slots & (Slots - 1)) == 0, "Slots must be a power of two");
-
  public:
   static constexpr std::size_t kWords = Words;
-  static constexpr std::size_t kMaxProbe = 32;
+  static constexpr std::size_t kWays = 8;  // a bucket: one line of the index (below)
+  static constexpr std::size_t kBuckets = Slots / kWays;
+  static_assert(Slots >= kWays && (Slots & (Slots - 1)) == 0, "Slots must be a power of two, a bucket at least");
 
   // `address` was created as a descriptor of `kind`: `fill(SlotWords)` writes what the creation
   // made of it and returns the record's length (0: not usable until set). False when there is no
   // room.
   template <typename Fill>
   bool created(const void* address, std::uint32_t kind, Fill&& fill) noexcept {
-    Slot* slot = claim(key_of(address));
+    Slot* const slot = claim(key_of(address));
     if (slot == nullptr) return false;
     const std::uint32_t sequence = begin_write(*slot);
     slot->kind.store(kind, std::memory_order_relaxed);
@@ -82,7 +107,7 @@ class DescriptorRegistry {
   // `kind`.
   template <typename Edit>
   bool write(const void* address, std::uint32_t kind, Edit&& edit) noexcept {
-    Slot* slot = find(key_of(address));
+    Slot* const slot = find(key_of(address));
     if (slot == nullptr || slot->kind.load(std::memory_order_relaxed) != kind) return false;
     const std::uint32_t sequence = begin_write(*slot);
     slot->length.store(edit(slot->words, slot->length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
@@ -92,26 +117,35 @@ class DescriptorRegistry {
 
   // The contents of `address` are not known any more (a set the library refused).
   void unknown(const void* address) noexcept {
-    if (Slot* slot = find(key_of(address))) make_unknown(*slot);
+    if (Slot* const slot = find(key_of(address))) make_unknown(*slot);
   }
 
-  // `address` was destroyed (or is the library's own now): its slot is free.
-  void forget(const void* address) noexcept {
-    if (Slot* slot = find(key_of(address))) {
-      make_unknown(*slot);
-      // Release: the next owner's claim (acquire) comes after everything done here.
-      slot->key.store(kTombstone, std::memory_order_release);
-    }
+  // `address` was destroyed (or is the library's own now): its way is free. Inline wherever it is
+  // called, so that an address the registry does not hold costs what a miss does: its home's tag
+  // and its bucket's `away`, one line.
+  [[gnu::always_inline]] void forget(const void* address) noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Place place = place_of(key);
+    if (tagged_at_home(place, key)) return vacate(place.home, place.home);
+    if (away_of(place.home).load(std::memory_order_relaxed) != 0) forget_away(key, place);
+  }
+
+  // Whether the registry holds `address` (whatever its contents): a miss costs what forget's does.
+  [[gnu::always_inline]] bool holds(const void* address) const noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Place place = place_of(key);
+    if (tagged_at_home(place, key)) return true;
+    return away_of(place.home).load(std::memory_order_relaxed) != 0 && find_away(key, place) != kNowhere;
   }
 
   // Hands the contents of `address` to `copy(const std::atomic<std::uint64_t>* words, length)`
   // (which copies them where they go, a key) if the registry holds it as `kind` with usable
-  // contents; true if what the copy saw was one consistent record. False otherwise, and whatever
-  // the copy wrote must be thrown away (the caller's call then runs directly).
+  // contents; true if what the copy saw was one consistent record of `address`. False otherwise,
+  // and whatever the copy wrote must be thrown away (the caller's call then runs directly).
   template <typename Copy>
   bool read(const void* address, std::uint32_t kind, Copy&& copy) const noexcept {
     const std::uintptr_t key = key_of(address);
-    const Slot* slot = find(key);
+    const Slot* const slot = find(key);
     if (slot == nullptr) return false;
     // Acquire: pairs with the writer's last release, so the words read below are at least as new.
     const std::uint32_t before = slot->sequence.load(std::memory_order_acquire);
@@ -119,32 +153,194 @@ class DescriptorRegistry {
     if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
       return false;
     copy(static_cast<const std::atomic<std::uint64_t>*>(slot->words), length);
-    // Acquire: the copies above come before the second look at the sequence and the key.
+    // Acquire: the copies above come before the second look at the key and the sequence.
     std::atomic_thread_fence(std::memory_order_acquire);
-    return slot->sequence.load(std::memory_order_relaxed) == before && slot->key.load(std::memory_order_relaxed) == key;
+    // The way may have been freed and taken by another address since find() saw this one's key:
+    // the words copied may then be that address's, written at the `before` this reader saw, and
+    // only the key tells. Acquire: a key that a later claim stored (release, after the forget
+    // that moved the sequence on) makes the sequence read next show that move.
+    if (slot->key.load(std::memory_order_acquire) != key) return false;
+    return slot->sequence.load(std::memory_order_relaxed) == before;
   }
 
-  // Slots holding a descriptor (for tests).
+  // For tests: the slots holding a descriptor; an address's home slot (its bucket's ways are the
+  // kWays slots from home / kWays * kWays); whether a lookup of it that does not find it at home
+  // looks at the rest of its bucket (some way of it holds an address away from home); and how many
+  // slots' keys a lookup that does not find it compares (those whose tag is the address's).
   std::size_t held() const noexcept {
     std::size_t n = 0;
-    for (const Slot& s : slots_) n += s.key.load(std::memory_order_relaxed) > kTombstone;
+    for (std::size_t at = 0; at < Slots; ++at) n += tag_of(at).load(std::memory_order_relaxed) != 0;
+    return n;
+  }
+  static std::size_t home_of(const void* address) noexcept { return place_of(key_of(address)).home; }
+  bool searches_bucket(const void* address) const noexcept {
+    return away_of(home_of(address)).load(std::memory_order_relaxed) != 0;
+  }
+  unsigned keys_compared(const void* address) const noexcept {
+    const Place place = place_of(key_of(address));
+    unsigned n = tag_of(place.home).load(std::memory_order_relaxed) == place.tag;
+    if (searches_bucket(address)) n += static_cast<unsigned>(__builtin_popcount(ways_with(place.home, place.tag)));
     return n;
   }
 
  private:
-  static constexpr std::uintptr_t kEmpty = 0, kTombstone = 1;
+  static constexpr std::size_t kNowhere = Slots;
+  static constexpr unsigned kSlotBits = __builtin_ctzll(Slots);
 
   struct alignas(64) Slot {
-    std::atomic<std::uintptr_t> key{kEmpty};
+    std::atomic<std::uintptr_t> key{0};  // key_of(its address); 0 while free, or claimed and not yet keyed
     std::atomic<std::uint32_t> sequence{0};  // odd while the contents are being written
     std::atomic<std::uint32_t> kind{0};
     std::atomic<std::uint32_t> length{0};  // the words a reader copies; 0: not usable
     std::atomic<std::uint64_t> words[Words]{};
   };
 
-  static std::uintptr_t key_of(const void* address) noexcept { return reinterpret_cast<std::uintptr_t>(address); }
-  static std::size_t home_of(std::uintptr_t key) noexcept {
-    return static_cast<std::size_t>(((key >> 4) * 0x9e3779b97f4a7c15ull) >> 40) & (Slots - 1);
+  // An address's key: its complement, so that 0, the key of a way that holds no address, is the
+  // key of no address either (the last byte of the address space is no descriptor), null's
+  // included. A way's key is its address's from its claim to its forget: where it is, a lookup has
+  // found the address, whatever the way's tag.
+  static std::uintptr_t key_of(const void* address) noexcept { return ~reinterpret_cast<std::uintptr_t>(address); }
+  static constexpr std::uintptr_t kNull = ~std::uintptr_t{0};
+
+  struct Place {
+    std::size_t home;  // a slot
+    std::uint32_t tag;
+  };
+  // The home from the hash's top bits (its bucket's, then its way's), which every bit of the key
+  // stirs; the tag from its low half, a function of the key's low 32 bits alone that is one-to-one
+  // but for the `| 1` (a used way's tag is never 0): a tag two addresses of one bucket share costs
+  // a look at one more slot's key, nothing else.
+  static Place place_of(std::uintptr_t key) noexcept {
+    const std::uint64_t hash = key * 0x9e3779b97f4a7c15ull;
+    return {static_cast<std::size_t>(hash >> (64 - kSlotBits)), static_cast<std::uint32_t>(hash) | 1};
+  }
+
+  // The index: a line a bucket (bucket b's ways are slots b * kWays to b * kWays + kWays - 1), two
+  // words a way: its tag, then a copy of the bucket's `away`. Each way keeps a copy so that a lookup
+  // finds the count next to its home's tag; every update (rare: a claim away from home, and its
+  // forget) goes to all the copies, each a count of its own. Their loads and updates are relaxed:
+  // a lookup by an address's owner comes after the claim that counted the address away (in the
+  // same thread, or after the create it was told of), so any copy shows it; another thread's read
+  // racing a create may miss it, and its call then runs directly. A lookup that sees 0 looks no
+  // further than its home.
+  static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free,
+                "a bucket's line is sixteen plain 32-bit words");
+  static std::size_t first_of(std::size_t at) noexcept { return at & ~(kWays - 1); }
+  std::atomic<std::uint32_t>& tag_of(std::size_t at) noexcept { return index_[2 * at]; }
+  const std::atomic<std::uint32_t>& tag_of(std::size_t at) const noexcept { return index_[2 * at]; }
+  const std::atomic<std::uint32_t>& away_of(std::size_t at) const noexcept { return (&tag_of(at))[1]; }
+  void count_away(std::size_t at, std::uint32_t change) noexcept {
+    // Relaxed: as the index says.
+    for (std::size_t way = first_of(at); way < first_of(at) + kWays; ++way)
+      index_[2 * way + 1].fetch_add(change, std::memory_order_relaxed);
+  }
+
+  // The ways of the bucket of slot `at` whose tag is `tag` (0: the free ones), bit 2w for way w.
+  // Each tag is read as a relaxed load would be (an aligned SSE2 load reads each aligned 32-bit
+  // word whole): a tag is only a hint, which the slot's key confirms, and a free way is taken by a
+  // CAS.
+  unsigned ways_with(std::size_t at, std::uint32_t tag) const noexcept {
+    const std::atomic<std::uint32_t>* line = &index_[2 * first_of(at)];
+#ifdef CUDNN_FASTPATH_REGISTRY_SSE2
+    const __m128i want = _mm_set1_epi32(static_cast<int>(tag));
+    const auto compare = [&](int quarter) {
+      return _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(line) + quarter), want);
+    };
+    // Each word's answer (32 bits, all ones or none) narrowed to 8, its top bit taken; the odd
+    // words are `away`'s.
+    const __m128i words =
+        _mm_packs_epi16(_mm_packs_epi32(compare(0), compare(1)), _mm_packs_epi32(compare(2), compare(3)));
+    return static_cast<unsigned>(_mm_movemask_epi8(words)) & 0x5555;
+#else
+    unsigned ways = 0;
+    for (unsigned w = 0; w < kWays; ++w)
+      // Relaxed: as above.
+      ways |= unsigned{line[2 * w].load(std::memory_order_relaxed) == tag} << 2 * w;
+    return ways;
+#endif
+  }
+  // The slot of the first way of `ways` (as ways_with() gives them, not 0) of the bucket of `at`.
+  static std::size_t slot_of(std::size_t at, unsigned ways) noexcept {
+    return first_of(at) + static_cast<unsigned>(__builtin_ctz(ways)) / 2;
+  }
+
+  // The slot of `key`, or null: its home, by its key, else a way of its bucket where one is away.
+  // Relaxed loads of the tags and keys here and below: an owner finds what its own claim stored
+  // (its calls come after its create); another thread's read looks at the key again after its
+  // copy (read()).
+  const Slot* find(std::uintptr_t key) const noexcept {
+    const Place place = place_of(key);
+    if (slots_[place.home].key.load(std::memory_order_relaxed) == key) return &slots_[place.home];
+    if (away_of(place.home).load(std::memory_order_relaxed) == 0) return nullptr;
+    const std::size_t at = find_away(key, place);
+    return at == kNowhere ? nullptr : &slots_[at];
+  }
+  Slot* find(std::uintptr_t key) noexcept {
+    return const_cast<Slot*>(static_cast<const DescriptorRegistry*>(this)->find(key));
+  }
+  // Whether `key` is at its home, the home's tag looked at first (its line, not the slot's).
+  bool tagged_at_home(const Place& place, std::uintptr_t key) const noexcept {
+    return tag_of(place.home).load(std::memory_order_relaxed) == place.tag &&
+           slots_[place.home].key.load(std::memory_order_relaxed) == key;
+  }
+
+  // The rare paths, out of line: an address away from its home, a home taken.
+  [[gnu::noinline]] std::size_t find_away(std::uintptr_t key, Place place) const noexcept {
+    for (unsigned ways = ways_with(place.home, place.tag); ways != 0; ways &= ways - 1) {
+      const std::size_t at = slot_of(place.home, ways);
+      if (slots_[at].key.load(std::memory_order_relaxed) == key) return at;
+    }
+    return kNowhere;
+  }
+  [[gnu::noinline]] void forget_away(std::uintptr_t key, Place place) noexcept {
+    const std::size_t at = find_away(key, place);
+    if (at != kNowhere) vacate(at, place.home);
+  }
+  [[gnu::noinline]] std::size_t claim_away(std::uintptr_t key, Place place) noexcept {
+    for (unsigned free = ways_with(place.home, 0); free != 0; free &= free - 1) {
+      const std::size_t at = slot_of(place.home, free);
+      if (take(at, place.tag, key)) {
+        if (at != place.home) count_away(at, 1);  // (the home may have been freed since)
+        return at;
+      }
+    }
+    return kNowhere;
+  }
+
+  // The slot for `key`: its own if it has one (a create at the address of a descriptor destroyed
+  // around the shim), else its home if free, else another free way of its bucket, or null.
+  Slot* claim(std::uintptr_t key) noexcept {
+    if (key == kNull) return nullptr;
+    const Place place = place_of(key);
+    if (tagged_at_home(place, key)) return &slots_[place.home];
+    const bool away = away_of(place.home).load(std::memory_order_relaxed) != 0;
+    std::size_t at = away ? find_away(key, place) : kNowhere;
+    if (at == kNowhere) at = take(place.home, place.tag, key) ? place.home : claim_away(key, place);
+    return at == kNowhere ? nullptr : &slots_[at];
+  }
+  // Takes the way of slot `at` for `key` if it is free.
+  bool take(std::size_t at, std::uint32_t tag, std::uintptr_t key) noexcept {
+    std::uint32_t free = 0;
+    // Acquire: pairs with the forget that freed the way (release), so the writes that follow
+    // continue the slot's sequence after the last owner's. Taken (by another claim, or long ago):
+    // false.
+    if (!tag_of(at).compare_exchange_strong(free, tag, std::memory_order_acquire, std::memory_order_relaxed))
+      return false;
+    // Release: a reader whose last look at the key sees this one sees the sequence as the last
+    // owner's forget left it (read()).
+    slots_[at].key.store(key, std::memory_order_release);
+    return true;
+  }
+  // Frees the way of slot `at`, `home` the home of its address.
+  void vacate(std::size_t at, std::size_t home) noexcept {
+    make_unknown(slots_[at]);
+    // Relaxed: ordered before the next claim by the tag's release. From here the way's key is no
+    // address's until the next claim stores its own.
+    slots_[at].key.store(0, std::memory_order_relaxed);
+    if (at != home) count_away(at, ~0u);  // -1
+    // Release: the next claim of the way (acquire) comes after the writes above, so its writes
+    // continue the slot's sequence.
+    tag_of(at).store(0, std::memory_order_release);
   }
 
   static std::uint32_t begin_write(Slot& slot) noexcept {
@@ -164,37 +360,11 @@ class DescriptorRegistry {
     end_write(slot, sequence);
   }
 
-  Slot* find(std::uintptr_t key) noexcept {
-    return const_cast<Slot*>(static_cast<const DescriptorRegistry*>(this)->find(key));
-  }
-  const Slot* find(std::uintptr_t key) const noexcept {
-    if (key <= kTombstone) return nullptr;
-    for (std::size_t step = 0, i = home_of(key); step < kMaxProbe; ++step, i = (i + 1) & (Slots - 1)) {
-      // Acquire: pairs with the release that published the key (claim) or freed it (forget).
-      const std::uintptr_t k = slots_[i].key.load(std::memory_order_acquire);
-      if (k == key) return &slots_[i];
-      if (k == kEmpty) return nullptr;
-    }
-    return nullptr;
-  }
-
-  // The slot for `key`: its own if it has one (a create at the address of a descriptor destroyed
-  // around the shim), else the first free one on its probe.
-  Slot* claim(std::uintptr_t key) noexcept {
-    if (key <= kTombstone) return nullptr;
-    if (Slot* own = find(key)) return own;
-    for (std::size_t step = 0, i = home_of(key); step < kMaxProbe; ++step, i = (i + 1) & (Slots - 1)) {
-      std::uintptr_t k = slots_[i].key.load(std::memory_order_relaxed);
-      // acq_rel: acquire orders the new owner after the last one's forget; release publishes it.
-      while (k <= kTombstone) {
-        if (slots_[i].key.compare_exchange_weak(k, key, std::memory_order_acq_rel, std::memory_order_relaxed))
-          return &slots_[i];
-      }
-    }
-    return nullptr;
-  }
-
+  // The slots first: their fields are then at fixed offsets from the registry's own address.
   Slot slots_[Slots]{};
+  alignas(64) std::atomic<std::uint32_t> index_[2 * Slots]{};
 };
 
 }  // namespace cudnn_fastpath::replay
+
+#undef CUDNN_FASTPATH_REGISTRY_SSE2
