@@ -27,8 +27,11 @@ class AnswerCache {
     std::uint64_t words[ValueWords];  // uninitialised on purpose: `length` of them are written
   };
 
-  // The answer cached for `key` (complete), if there is one.
-  bool find(const Key& key, Answer& out) noexcept {
+  // Whether an answer is cached for `key` (complete): `take(words, length)` copies it out (from
+  // atomics, relaxed), and may be called for an answer that turns out to be rewritten meanwhile
+  // (then false is returned: what it copied is not the answer).
+  template <typename Take>
+  bool find(const Key& key, Take&& take) noexcept {
     const std::uint64_t hash = key.hash();
     const std::uint32_t tag = tag_of(hash);
     const std::size_t first = set_of(hash) * Ways;
@@ -42,11 +45,10 @@ class AnswerCache {
       if (!matches(e, key)) continue;
       const std::uint32_t length = e.value_length.load(std::memory_order_relaxed);
       if (length > ValueWords) continue;
-      for (std::uint32_t k = 0; k < length; ++k) out.words[k] = e.value[k].load(std::memory_order_relaxed);
-      out.length = length;
+      take(static_cast<const std::atomic<std::uint64_t>*>(e.value), length);
       // Acquire: the copies above come before the second look at the sequence.
       std::atomic_thread_fence(std::memory_order_acquire);
-      if (e.sequence.load(std::memory_order_relaxed) != before) continue;
+      if (e.sequence.load(std::memory_order_relaxed) != before) return false;
       // Relaxed: hints for the clock and the admission rule.
       if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
       if (!e.used.load(std::memory_order_relaxed)) e.used.store(1, std::memory_order_relaxed);

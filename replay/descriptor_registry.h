@@ -94,7 +94,7 @@ class DescriptorRegistry {
   bool created(const void* address, std::uint32_t kind, Fill&& fill) noexcept {
     Slot* const slot = claim(key_of(address));
     if (slot == nullptr) return false;
-    const std::uint32_t sequence = begin_write(*slot);
+    const std::uint64_t sequence = begin_write(*slot);
     slot->kind.store(kind, std::memory_order_relaxed);
     slot->length.store(fill(slot->words), std::memory_order_relaxed);
     end_write(*slot, sequence);
@@ -109,7 +109,7 @@ class DescriptorRegistry {
   bool write(const void* address, std::uint32_t kind, Edit&& edit) noexcept {
     Slot* const slot = find(key_of(address));
     if (slot == nullptr || slot->kind.load(std::memory_order_relaxed) != kind) return false;
-    const std::uint32_t sequence = begin_write(*slot);
+    const std::uint64_t sequence = begin_write(*slot);
     slot->length.store(edit(slot->words, slot->length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
     end_write(*slot, sequence);
     return true;
@@ -148,7 +148,7 @@ class DescriptorRegistry {
     const Slot* const slot = find(key);
     if (slot == nullptr) return false;
     // Acquire: pairs with the writer's last release, so the words read below are at least as new.
-    const std::uint32_t before = slot->sequence.load(std::memory_order_acquire);
+    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
     const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
     if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
       return false;
@@ -161,6 +161,74 @@ class DescriptorRegistry {
     // that moved the sequence on) makes the sequence read next show that move.
     if (slot->key.load(std::memory_order_acquire) != key) return false;
     return slot->sequence.load(std::memory_order_relaxed) == before;
+  }
+
+  // Which version of a record a reader read (read_versioned), and what was remembered of it.
+  struct Version {
+    const void* slot;            // where the record lives: only remember() looks
+    std::uint64_t number;        // the slot's sequence: it only grows, and 64 bits never wrap
+    std::uint64_t remembered;    // what remember() kept for this version; 0: nothing
+  };
+
+  // As read(), but `use(const Version&, words, length)` is also told which version of the record
+  // this is, and what a reader remembered of it. `use` may copy the words or not; what it read is
+  // good only when true is returned.
+  template <typename Use>
+  bool read_versioned(const void* address, std::uint32_t kind, Use&& use) const noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Slot* const slot = find(key);
+    if (slot == nullptr) return false;
+    // Acquire, and the rest: as in read().
+    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
+    const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
+    if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
+      return false;
+    use(Version{slot, before, remembered(*slot, before)}, static_cast<const std::atomic<std::uint64_t>*>(slot->words),
+        length);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot->key.load(std::memory_order_acquire) != key) return false;
+    return slot->sequence.load(std::memory_order_relaxed) == before;
+  }
+
+  // What remember() kept for the version of the record of `address` (of `kind`) now held: 0 when
+  // nothing (or the record is unknown, or being written). `peek(words, length)` sees the record's
+  // words as read_versioned's `use` does, and what it reads is good only when not 0 is returned.
+  // The common case of read_versioned, without the version's copy-out: a few loads.
+  template <typename Peek>
+  std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek) const noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Slot* const slot = find(key);
+    if (slot == nullptr) return 0;
+    // Acquire, and the rest: as in read().
+    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
+    if ((before & 1) || slot->kind.load(std::memory_order_relaxed) != kind) return 0;
+    const std::uint64_t value = remembered(*slot, before);
+    if (value == 0) return 0;
+    peek(static_cast<const std::atomic<std::uint64_t>*>(slot->words), slot->length.load(std::memory_order_relaxed));
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot->key.load(std::memory_order_acquire) != key) return 0;
+    return slot->sequence.load(std::memory_order_relaxed) == before ? value : 0;
+  }
+
+  // Keeps `value` (not 0) beside a version of a record that read_versioned returned true for, for
+  // that version's later readers: a name for its contents (shim/families/record_names.h), worked
+  // out once per version instead of once per read. Kept by slot and version, not by address (an
+  // address forgotten and created again lives in another slot, whose versions are its own), so a
+  // value kept for one version of one slot's contents is never given for another; a reader that
+  // races the keeping gets nothing.
+  void remember(const Version& version, std::uint64_t value) noexcept {
+    Slot& slot = *const_cast<Slot*>(static_cast<const Slot*>(version.slot));  // one of slots_
+    std::uint64_t seen = slot.remembered_version.load(std::memory_order_relaxed);
+    if (seen == version.number || seen == kRemembering) return;
+    // Relaxed on success: the release fence below orders the claim before the value's store.
+    if (!slot.remembered_version.compare_exchange_strong(seen, kRemembering, std::memory_order_relaxed,
+                                                         std::memory_order_relaxed))
+      return;
+    // Release: a reader that sees the value below sees the claim first (and gives nothing).
+    std::atomic_thread_fence(std::memory_order_release);
+    slot.remembered_value.store(value, std::memory_order_relaxed);
+    // Release: a reader that sees this version sees the value stored above.
+    slot.remembered_version.store(version.number, std::memory_order_release);
   }
 
   // For tests: the slots holding a descriptor; an address's home slot (its bucket's ways are the
@@ -189,10 +257,14 @@ class DescriptorRegistry {
 
   struct alignas(64) Slot {
     std::atomic<std::uintptr_t> key{0};  // key_of(its address); 0 while free, or claimed and not yet keyed
-    std::atomic<std::uint32_t> sequence{0};  // odd while the contents are being written
+    std::atomic<std::uint64_t> sequence{0};  // odd while the contents are being written; never wraps
     std::atomic<std::uint32_t> kind{0};
     std::atomic<std::uint32_t> length{0};  // the words a reader copies; 0: not usable
     std::atomic<std::uint64_t> words[Words]{};
+    // What remember() kept, for which version of the contents (odd, never a record's version:
+    // kNothing, or kRemembering while a value is being kept).
+    std::atomic<std::uint64_t> remembered_version{kNothing};
+    std::atomic<std::uint64_t> remembered_value{0};
   };
 
   // An address's key: its complement, so that 0, the key of a way that holds no address, is the
@@ -343,19 +415,31 @@ class DescriptorRegistry {
     tag_of(at).store(0, std::memory_order_release);
   }
 
-  static std::uint32_t begin_write(Slot& slot) noexcept {
-    const std::uint32_t sequence = slot.sequence.load(std::memory_order_relaxed);
+  static std::uint64_t begin_write(Slot& slot) noexcept {
+    const std::uint64_t sequence = slot.sequence.load(std::memory_order_relaxed);
     slot.sequence.store(sequence + 1, std::memory_order_relaxed);
     // Release: a reader that sees any of the writes that follow sees the odd sequence first.
     std::atomic_thread_fence(std::memory_order_release);
     return sequence;
   }
-  static void end_write(Slot& slot, std::uint32_t sequence) noexcept {
+  static void end_write(Slot& slot, std::uint64_t sequence) noexcept {
     // Release: a reader that sees the even sequence sees every write before it.
     slot.sequence.store(sequence + 2, std::memory_order_release);
   }
+  static constexpr std::uint64_t kNothing = 1, kRemembering = 3;
+
+  // What remember() kept for version `version` of `slot`'s contents; 0: nothing.
+  static std::uint64_t remembered(const Slot& slot, std::uint64_t version) noexcept {
+    // Acquire: pairs with remember()'s last release, so the value read is at least as new.
+    if (slot.remembered_version.load(std::memory_order_acquire) != version) return 0;
+    const std::uint64_t value = slot.remembered_value.load(std::memory_order_relaxed);
+    // Acquire: the value's read comes before the second look; a keeping that began since shows.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return slot.remembered_version.load(std::memory_order_relaxed) == version ? value : 0;
+  }
+
   static void make_unknown(Slot& slot) noexcept {
-    const std::uint32_t sequence = begin_write(slot);
+    const std::uint64_t sequence = begin_write(slot);
     slot.length.store(0, std::memory_order_relaxed);
     end_write(slot, sequence);
   }

@@ -35,24 +35,8 @@ class RecordIds {
   std::uint64_t name(std::uint32_t kind, const std::uint64_t* words, std::uint32_t length, NameBlock& names) noexcept {
     if (length > MaxWords) return 0;
     const std::uint64_t hash = hash_of(kind, words, length);
-    const std::uint32_t tag = Index::tag_of(hash);
     const std::size_t first = Index::set_of(hash) * Ways;
-    for (std::size_t i = first; i < first + Ways; ++i) {
-      Entry& e = entries_[i];
-      // Relaxed: a filter only; the sequence decides.
-      if (e.tag.load(std::memory_order_relaxed) != tag) continue;
-      // Acquire: pairs with the writer's release, so the words compared are at least as new.
-      const std::uint32_t before = e.sequence.load(std::memory_order_acquire);
-      if (before & 1) continue;
-      if (!holds(e, kind, words, length)) continue;
-      const std::uint64_t id = e.id.load(std::memory_order_relaxed);
-      // Acquire: the reads above come before the second look at the sequence.
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (e.sequence.load(std::memory_order_relaxed) != before) continue;
-      // Relaxed: a hint for the clock.
-      if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
-      return id;
-    }
+    if (const std::uint64_t id = lookup(first, Index::tag_of(hash), kind, words, length, nullptr)) return id;
     return insert(first, hash, kind, words, length, names);
   }
 
@@ -65,7 +49,6 @@ class RecordIds {
 
   struct alignas(64) Entry {
     std::atomic<std::uint32_t> sequence{0};  // odd while written
-    std::atomic<std::uint32_t> tag{0};       // 0: free
     std::atomic<std::uint32_t> kind{0};
     std::atomic<std::uint32_t> length{0};
     std::atomic<std::uint64_t> id{0};
@@ -77,6 +60,31 @@ class RecordIds {
     std::uint64_t h = (std::uint64_t{kind} << 32 | length) * 0x9e3779b97f4a7c15ull;
     for (std::uint32_t i = 0; i < length; ++i) h = (h ^ words[i]) * 0xc2b2ae3d27d4eb4full + i;
     return avalanche(h);
+  }
+
+  // A name the set starting at `first` holds for these contents (0: none), `except` an entry of
+  // the caller's. One at most, but for the moment two threads that named the same contents at once
+  // both hold theirs (insert() keeps the smaller): either names them exactly.
+  std::uint64_t lookup(std::size_t first, std::uint32_t tag, std::uint32_t kind, const std::uint64_t* words,
+                       std::uint32_t length, const Entry* except) noexcept {
+    for (std::size_t i = first; i < first + Ways; ++i) {
+      // Relaxed: a filter only; the sequence decides.
+      if (tags_[i].load(std::memory_order_relaxed) != tag) continue;
+      Entry& e = entries_[i];
+      if (&e == except) continue;
+      // Acquire: pairs with the writer's release, so the words compared are at least as new.
+      const std::uint32_t before = e.sequence.load(std::memory_order_acquire);
+      if (before & 1) continue;
+      if (!holds(e, kind, words, length)) continue;
+      const std::uint64_t id = e.id.load(std::memory_order_relaxed);
+      // Acquire: the reads above come before the second look at the sequence.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (e.sequence.load(std::memory_order_relaxed) != before) continue;
+      // Relaxed: a hint for the clock.
+      if (!e.recently_used.load(std::memory_order_relaxed)) e.recently_used.store(1, std::memory_order_relaxed);
+      return id;
+    }
+    return 0;
   }
 
   static bool holds(const Entry& e, std::uint32_t kind, const std::uint64_t* words, std::uint32_t length) noexcept {
@@ -102,8 +110,23 @@ class RecordIds {
     const std::size_t set = first / Ways;
     Entry* chosen = nullptr;
     std::uint32_t sequence = 0;
+    // The contents' home way first: two threads naming the same contents at once meet there, and
+    // the one that loses the claim waits for the other's name (a writer holds an entry for a few
+    // dozen instructions; past a bound it names on its own).
+    const std::size_t home_at = first + (hash >> 32) % Ways;
+    Entry& home = entries_[home_at];
+    if (tags_[home_at].load(std::memory_order_relaxed) == 0) {
+      if (claim(home, sequence)) {
+        chosen = &home;
+      } else {
+        // Acquire: pairs with the writer's release, as in lookup().
+        for (int spin = 0; spin < 1024 && (home.sequence.load(std::memory_order_acquire) & 1); ++spin)
+          __builtin_ia32_pause();
+        if (const std::uint64_t id = lookup(first, Index::tag_of(hash), kind, words, length, nullptr)) return id;
+      }
+    }
     for (std::size_t i = first; i < first + Ways && chosen == nullptr; ++i)
-      if (entries_[i].tag.load(std::memory_order_relaxed) == 0 && claim(entries_[i], sequence)) chosen = &entries_[i];
+      if (tags_[i].load(std::memory_order_relaxed) == 0 && claim(entries_[i], sequence)) chosen = &entries_[i];
     for (std::size_t step = 0; step < 2 * Ways && chosen == nullptr; ++step) {
       // Relaxed: the hand only spreads the choice.
       Entry& e = entries_[first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways];
@@ -118,9 +141,21 @@ class RecordIds {
     for (std::uint32_t i = 0; i < length; ++i) e.words[i].store(words[i], std::memory_order_relaxed);
     e.id.store(id, std::memory_order_relaxed);
     e.recently_used.store(1, std::memory_order_relaxed);
-    e.tag.store(Index::tag_of(hash), std::memory_order_relaxed);
+    tag_of(e).store(Index::tag_of(hash), std::memory_order_relaxed);
     // Release: a reader that sees the even sequence sees everything above.
     e.sequence.store(sequence + 2, std::memory_order_release);
+    // Two threads that named the same contents at once each published a name: both then take the
+    // smaller one, whose entry stays, so that the contents keep one name (a key written with the
+    // other in between is only a key never met again).
+    const std::uint64_t other = lookup(first, Index::tag_of(hash), kind, words, length, &e);
+    if (other != 0 && other < id) {
+      std::uint32_t again = 0;
+      if (claim(e, again)) {
+        tag_of(e).store(0, std::memory_order_relaxed);
+        e.sequence.store(again + 2, std::memory_order_release);  // as above
+      }
+      return other;
+    }
     return id;
   }
 
@@ -131,7 +166,11 @@ class RecordIds {
            e.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
   }
 
+  std::atomic<std::uint32_t>& tag_of(const Entry& e) noexcept { return tags_[&e - entries_]; }
+
   Entry entries_[Sets * Ways]{};
+  // Each entry's tag (0: free), a set's in one line: a lookup reads one line until a tag matches.
+  alignas(64) std::atomic<std::uint32_t> tags_[Sets * Ways]{};
   std::atomic<std::uint32_t> hands_[Sets]{};
   static inline std::atomic<std::uint64_t> next_block_{0};
 };

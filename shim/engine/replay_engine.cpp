@@ -352,7 +352,7 @@ const Binding* driver_for(const void* caller) noexcept {
     g_driver_loaded.store(true, std::memory_order_relaxed);
   }
   const Binding& binding = binding_for(Library::kCuda, caller);
-  return binding.real.complete() ? &binding : nullptr;
+  return binding.replays ? &binding : nullptr;
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -16,6 +16,7 @@
 
 #include "cudnn_fastpath/shim_control.h"
 #include "replay/admission.h"
+#include "replay/record_ids.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -62,6 +63,9 @@ struct alignas(64) ReplayThread {
   TensorNote notes[kNotes];
   std::uint32_t next_note;
   replay::AdmissionState admission[kAdmitted];
+  // The record names the thread gives next (shim/families/record_names.h); a block's next owner
+  // goes on giving them: each is given once.
+  replay::NameBlock names;
 };
 
 extern __thread ReplayThread* t_replay __attribute__((visibility("hidden"), tls_model("initial-exec")));
@@ -92,9 +96,8 @@ inline bool records_wanted(std::uint32_t readers) noexcept {
   const ReplayThread* t = t_replay;
   if (t == nullptr) return true;
   bool any_in_use = false;
-  for (int i = 0; i < kAdmitted; ++i) {
-    if (!((readers >> i) & 1)) continue;
-    const replay::AdmissionState& s = t->admission[i];
+  for (std::uint32_t left = readers; left != 0; left &= left - 1) {
+    const replay::AdmissionState& s = t->admission[__builtin_ctz(left)];
     if (replay::Admission::wants_records(s)) return true;
     any_in_use |= s.in_use != 0;
   }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "replay/descriptor_registry.h"
+#include "replay/record_ids.h"
 #include "shim/libraries/dispatch.h"
 
 namespace cudnn_fastpath::shim {
@@ -68,6 +69,9 @@ static_assert(((kMatmulDescAttributes | kLayoutAttributes | kPreferenceAttribute
 // matmul descriptor's mask and attributes 0 to 38.
 using BlasRegistry = replay::DescriptorRegistry<2048, record_words(kMatmulDescAttributes)>;
 extern BlasRegistry g_blas_objects __attribute__((visibility("hidden")));
+// The names of their records' contents (record_names.h): 512 contents.
+using BlasNames = replay::RecordIds<64, 8, record_words(kMatmulDescAttributes)>;
+extern BlasNames g_blas_names __attribute__((visibility("hidden")));
 
 // A handle went away (cublasDestroy_v2, cublasLtDestroy: PyTorch's cuBLASLt handle is a cuBLAS
 // one, cast): its graphs and cached answers are forgotten.

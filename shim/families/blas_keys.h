@@ -12,6 +12,7 @@
 
 #include "shim/engine/replay_engine.h"
 #include "shim/families/blas.h"
+#include "shim/families/record_names.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -37,46 +38,52 @@ inline void add_host_scale(Key& key, const void* pointer, std::uint32_t size) no
   key.add_bytes(pointer, size);
 }
 
-// The set bits of `mask` (a few: a loop, not a popcount instruction the target may lack).
-inline std::uint32_t bits_in(std::uint64_t mask) noexcept {
-  std::uint32_t n = 0;
-  for (; mask != 0; mask &= mask - 1) ++n;
-  return n;
-}
+// The attributes of a matmul descriptor a key needs besides its record's name: how the matmul
+// reads alpha and beta, and the emulation descriptor it names (each as the program set it, or its
+// default).
+struct MatmulDescAttributes {
+  std::uint64_t pointer_mode = CUBLASLT_POINTER_MODE_HOST;
+  std::uint64_t scale_type = CUDA_R_32F;
+  std::uint64_t emulation = 0;
+};
 
-// The record of the cuBLASLt descriptor `object` (of `kind`) into the key: one word of the kind
-// (bits 56 up) and the mask of the attributes the program set (no kind has an attribute past 38),
-// then their values in the mask's order, so a descriptor costs the key what was set of it. Null
-// adds a zero (a null layout, emulation descriptor...), which `nullable` allows. Returns where the
-// record starts in the key, for attribute_of(), or null.
-inline const std::uint64_t* add_record(Key& key, const void* object, BlasKind kind, bool nullable = false) noexcept {
+// The record of the cuBLASLt object `object` (of `kind`) into the key: one word, its kind above its
+// record's name (record_names.h). A record names the mask of the attributes the program set (no kind
+// has an attribute past 38) and their values, in the mask's order. Null adds a zero (a null layout,
+// emulation descriptor...), which `nullable` allows. A matmul descriptor's attributes the key needs
+// go into `*desc` when it is given. False when the record is unknown (the key is refused).
+[[gnu::always_inline]] inline bool add_record(Key& key, const void* object, BlasKind kind, bool nullable = false,
+                       MatmulDescAttributes* desc = nullptr) noexcept {
   if (object == nullptr) {
     if (!nullable) key.refuse();
     key.add(0);
-    return nullptr;
+    return false;
   }
-  const std::uint32_t start = key.length;
-  const bool read = g_blas_objects.read(object, kind, [&](const std::atomic<std::uint64_t>* words, std::uint32_t) {
+  auto compact = [](const std::atomic<std::uint64_t>* words, std::uint32_t, std::uint64_t* into) {
     const std::uint64_t mask = words[0].load(std::memory_order_relaxed);
-    std::uint64_t* to = key.extend(1 + bits_in(mask));
-    if (to == nullptr) return;
-    *to++ = mask | std::uint64_t{kind} << 56;
+    std::uint32_t n = 0;
+    into[n++] = mask;
     for (std::uint64_t left = mask; left != 0; left &= left - 1)
-      *to++ = words[1 + __builtin_ctzll(left)].load(std::memory_order_relaxed);
-  });
-  if (!read || !key.complete) {
+      into[n++] = words[1 + __builtin_ctzll(left)].load(std::memory_order_relaxed);
+    return n;
+  };
+  auto peek = [desc](const std::atomic<std::uint64_t>* words, std::uint32_t) {
+    if (desc == nullptr) return;
+    const std::uint64_t mask = words[0].load(std::memory_order_relaxed);
+    auto attribute = [&](int id, std::uint64_t& out) {
+      if ((mask >> id) & 1) out = words[1 + id].load(std::memory_order_relaxed);
+    };
+    attribute(CUBLASLT_MATMUL_DESC_POINTER_MODE, desc->pointer_mode);
+    attribute(CUBLASLT_MATMUL_DESC_SCALE_TYPE, desc->scale_type);
+    attribute(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, desc->emulation);
+  };
+  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek);
+  if (name == 0) {
     key.refuse();
-    return nullptr;
+    return false;
   }
-  return &key.words[start];
-}
-
-// The value of attribute `id` of a descriptor's record in a key (add_record's words), or
-// `otherwise` when the program left it at its default.
-inline std::uint64_t attribute_of(const std::uint64_t* record, int id, std::uint64_t otherwise) noexcept {
-  const std::uint64_t mask = record[0] & ((std::uint64_t{1} << 56) - 1);
-  if (!((mask >> id) & 1)) return otherwise;
-  return record[1 + bits_in(mask & ((std::uint64_t{1} << id) - 1))];
+  key.add(named_record(kind, name));
+  return true;
 }
 
 // The CUDA context current on the calling thread (a cuBLASLt handle is tied to none), or null.

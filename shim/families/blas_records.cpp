@@ -19,6 +19,7 @@
 namespace cudnn_fastpath::shim {
 
 BlasRegistry g_blas_objects;
+BlasNames g_blas_names;
 
 namespace {
 

@@ -41,18 +41,15 @@ enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-// The descriptor and the four layouts, into `key`; where the descriptor's record is in it.
-const std::uint64_t* add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
-                                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c,
-                                   cublasLtMatrixLayout_t d) noexcept {
-  const std::uint64_t* desc = add_record(key, operation, kMatmulDesc);
-  if (desc != nullptr) {
-    // The emulation descriptor the matmul descriptor names is a part of it.
-    add_record(key, reinterpret_cast<const void*>(attribute_of(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 0)),
-               kEmulation, true);
-  }
+// The descriptor and the four layouts, into `key`; the descriptor's attributes the key needs into
+// `desc`. False when the descriptor is unknown (the key is refused).
+bool add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                   cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, MatmulDescAttributes& desc) noexcept {
+  if (!add_record(key, operation, kMatmulDesc, false, &desc)) return false;
+  // The emulation descriptor the matmul descriptor names is a part of it.
+  add_record(key, reinterpret_cast<const void*>(desc.emulation), kEmulation, true);
   for (cublasLtMatrixLayout_t l : {a, b, c, d}) add_record(key, l, kLayout);
-  return desc;
+  return true;
 }
 
 // One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.
@@ -81,9 +78,9 @@ struct Matmul {
 };
 
 // alpha and beta as the pointer mode reads them.
-void add_scales(Key& key, const std::uint64_t* desc, const void* alpha, const void* beta) noexcept {
-  const auto mode = static_cast<std::int32_t>(attribute_of(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_POINTER_MODE_HOST));
-  const auto scale = static_cast<std::int32_t>(attribute_of(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, CUDA_R_32F));
+void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, const void* beta) noexcept {
+  const auto mode = static_cast<std::int32_t>(desc.pointer_mode);
+  const auto scale = static_cast<std::int32_t>(desc.scale_type);
   const std::uint32_t size = scale_bytes(scale);
   key.add(static_cast<std::uint64_t>(mode));
   switch (mode) {
@@ -143,8 +140,8 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add_pointer(handle);
   key.add(kMatmul);
   key.add_pointer(current_context(caller));
-  const std::uint64_t* words = add_operation(key, desc, a_desc, b_desc, c_desc, d_desc);
-  if (words != nullptr) add_scales(key, words, alpha, beta);
+  MatmulDescAttributes attributes;
+  if (add_operation(key, desc, a_desc, b_desc, c_desc, d_desc, attributes)) add_scales(key, attributes, alpha, beta);
   for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_tensor(pointer);
   key.add(algo != nullptr);
   if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
@@ -180,14 +177,26 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   key.add_pointer(handle);
   key.add(kHeuristic);
   key.add_pointer(current_context(caller));
-  add_operation(key, desc, a, b, c, d);
+  MatmulDescAttributes attributes;
+  add_operation(key, desc, a, b, c, d, attributes);
   add_record(key, preference, kPreference);
   key.add(static_cast<std::uint64_t>(requested));
   if (!key.complete || key.words[2] == 0) return direct();
-  Answers::Answer answer;
-  if (g_answers.find(key, answer) && answer.length >= 1) {
-    const auto given = static_cast<int>(answer.words[0]);
-    std::memcpy(results, &answer.words[1], static_cast<std::size_t>(given) * sizeof *results);
+  // The answer goes straight into the program's results: on a miss they are the library's to write.
+  int given = 0;
+  auto take = [&](const std::atomic<std::uint64_t>* words, std::uint32_t length) {
+    given = length >= 1 ? static_cast<int>(words[0].load(std::memory_order_relaxed)) : 0;
+    if (given < 1 || given > requested || length != 1 + static_cast<std::uint32_t>(given) * kResultWords) {
+      given = 0;
+      return;
+    }
+    auto* into = reinterpret_cast<unsigned char*>(results);
+    for (std::uint32_t k = 1; k < length; ++k, into += 8) {
+      const std::uint64_t word = words[k].load(std::memory_order_relaxed);
+      std::memcpy(into, &word, 8);
+    }
+  };
+  if (g_answers.find(key, take) && given >= 1) {
     *returned = given;
     replay::Admission::hit(admission);
     if (counting(m)) count(Counter::heuristic_cached);
@@ -201,6 +210,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
     if (counting(m)) count(Counter::heuristic_direct);
     return status;
   }
+  Answers::Answer answer;
   answer.length = 1 + static_cast<std::uint32_t>(*returned) * kResultWords;
   answer.words[0] = static_cast<std::uint64_t>(*returned);
   std::memcpy(&answer.words[1], results, static_cast<std::size_t>(*returned) * sizeof *results);

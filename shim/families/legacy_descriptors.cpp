@@ -21,6 +21,7 @@
 namespace cudnn_fastpath::shim {
 
 LegacyRegistry g_legacy_descriptors;
+LegacyNames g_legacy_names;
 
 namespace {
 

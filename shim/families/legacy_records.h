@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "replay/descriptor_registry.h"
+#include "replay/record_ids.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -33,6 +34,9 @@ enum DescriptorKind : std::uint32_t {
 // around each call. A record is at most 18 words (a pooling record of eight dimensions).
 using LegacyRegistry = replay::DescriptorRegistry<4096, 18>;
 extern LegacyRegistry g_legacy_descriptors __attribute__((visibility("hidden")));
+// The names of their records' contents (record_names.h): 512 contents.
+using LegacyNames = replay::RecordIds<64, 8, 18>;
+extern LegacyNames g_legacy_names __attribute__((visibility("hidden")));
 
 inline constexpr int kMaxDims = 8;  // CUDNN_DIM_MAX
 

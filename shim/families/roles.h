@@ -30,6 +30,7 @@
 
 #include "shim/engine/replay_engine.h"
 #include "shim/families/legacy_records.h"
+#include "shim/families/record_names.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -192,22 +193,25 @@ class KeyWriter {
     for (std::uint32_t w = 0; w < scale_words_; ++w) key_.add(0);  // filled in by finish()
   }
 
-  // A descriptor's record, after a word of its kind and length (so that records of different
-  // lengths never run into each other).
+  // A descriptor's record, by its name (record_names.h: its kind above it).
   void add_descriptor(DescriptorKind kind, const void* descriptor, Role role) noexcept {
     if (descriptor == nullptr) {
       if (role != Role::Tnull && role != Role::Actnull) return key_.refuse();
       return key_.add(0);
     }
-    const bool read = g_legacy_descriptors.read(descriptor, kind, [&](const std::atomic<std::uint64_t>* words,
-                                                                       std::uint32_t length) {
-      std::uint64_t* to = key_.extend(1 + length);
-      if (to == nullptr) return;
-      to[0] = kind | std::uint64_t{length} << 32;
-      for (std::uint32_t i = 0; i < length; ++i) to[1 + i] = words[i].load(std::memory_order_relaxed);
-      if (role == Role::Tout && length >= 2) wide_ = static_cast<std::int32_t>(to[2]) == CUDNN_DATA_DOUBLE;
-    });
-    if (!read) key_.refuse();
+    auto copy = [](const std::atomic<std::uint64_t>* words, std::uint32_t length, std::uint64_t* into) {
+      for (std::uint32_t i = 0; i < length; ++i) into[i] = words[i].load(std::memory_order_relaxed);
+      return length;
+    };
+    bool wide = false;  // a tensor record's second word is its data type
+    auto peek = [&](const std::atomic<std::uint64_t>* words, std::uint32_t length) {
+      if (role == Role::Tout && length >= 2)
+        wide = static_cast<std::int32_t>(words[1].load(std::memory_order_relaxed)) == CUDNN_DATA_DOUBLE;
+    };
+    const std::uint64_t name = record_name(g_legacy_descriptors, g_legacy_names, descriptor, kind, copy, peek);
+    if (name == 0) return key_.refuse();
+    if (role == Role::Tout) wide_ = wide;
+    key_.add(named_record(kind, name));
   }
 
   static constexpr int kMaxScales = 4;  // batch-norm backward's four

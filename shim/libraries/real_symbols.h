@@ -73,6 +73,7 @@ struct Binding {
   FoundBy found_by = FoundBy::kNotFound;
   std::uintptr_t base = 0;  // load bias of the object defining them: the library's identity
   char object[512] = {};    // its file
+  bool replays = false;     // the driver's: it has every function a graph replay needs (publish())
 };
 
 // binding_for(), which gives the binding for a calling object, is in callers.h.

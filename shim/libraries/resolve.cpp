@@ -215,6 +215,7 @@ const Binding* publish(const Binding& candidate, const Definition* definitions, 
   }
   for (int i = 0; i < count; ++i) pin(definitions[i].address);  // every object a pointer leads into
   g_bindings[index] = candidate;
+  g_bindings[index].replays = candidate.library == Library::kCuda && candidate.real.complete();
   // Release: whoever sees the flag (acquire) sees the binding's contents.
   g_published[index].store(true, std::memory_order_release);
   if (config().verbose)

@@ -1,0 +1,57 @@
+// Names for the records a key holds (replay/record_ids.h): a key takes one word for a recorded
+// object (its kind above its record's name) instead of its record's words, so that a cuBLASLt matmul's
+// key is a third as long. A version of a record is named once, by the registry's table of names
+// from its words, and its name kept beside it in the registry (remember()): a record read again
+// unchanged is named without a look at its words.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "replay/record_ids.h"
+#include "shim/engine/replay_thread.h"
+
+namespace cudnn_fastpath::shim {
+
+// Where a record's name goes in a key: its kind in the top byte, above a name (names stay below 2^56).
+inline std::uint64_t named_record(std::uint32_t kind, std::uint64_t name) noexcept {
+  return std::uint64_t{kind} << 56 | name;
+}
+
+// The name of the record of `object` (of `kind`) in `registry`, from `names` (the registry's table);
+// 0 when the registry does not hold it usable. `copy(words, length, into)` writes what names the
+// record (its words, or a shorter form of them that says the same: cuBLASLt's records keep only the
+// attributes set) and returns its length, at most Registry::kWords; it is called only for a version
+// of the record not named before, and then remembered by the registry beside that version:
+// `peek(words, length)`, for what the caller needs of the record besides its name (an attribute,
+// a data type), is called on every read. What either reads is good only when a name is returned.
+template <typename Registry, typename Names, typename Copy, typename Peek>
+[[gnu::noinline]] std::uint64_t name_record(Registry& registry, Names& names, const void* object, std::uint32_t kind,
+                                            Copy& copy, Peek& peek) noexcept {
+  typename Registry::Version version{};
+  std::uint64_t words[Registry::kWords];
+  std::uint32_t length = 0;
+  const bool read = registry.read_versioned(
+      object, kind,
+      [&](const typename Registry::Version& v, const std::atomic<std::uint64_t>* from, std::uint32_t n) {
+        peek(from, n);
+        version = v;
+        if (v.remembered == 0) length = copy(from, n, words);
+      });
+  if (!read) return 0;
+  if (version.remembered != 0) return version.remembered;
+  ReplayThread* t = replay_thread();
+  replay::NameBlock spare;  // a thread without a replay block names from a block of its own, once
+  const std::uint64_t name = names.name(kind, words, length, t != nullptr ? t->names : spare);
+  if (name != 0) registry.remember(version, name);
+  return name;
+}
+
+template <typename Registry, typename Names, typename Copy, typename Peek>
+[[gnu::always_inline]] inline std::uint64_t record_name(Registry& registry, Names& names, const void* object, std::uint32_t kind,
+                                 Copy&& copy, Peek&& peek) noexcept {
+  if (const std::uint64_t name = registry.remembered(object, kind, peek)) return name;
+  return name_record(registry, names, object, kind, copy, peek);
+}
+
+}  // namespace cudnn_fastpath::shim
