@@ -82,7 +82,7 @@ TEST_CASE("a value remembered for a version of a record is given for that versio
   CHECK(remembered(r, &descriptor) == 0);
 }
 
-TEST_CASE("record names: the same contents, the same name; other contents, another name", "[unit][names]") {
+TEST_CASE("record names: the same contents the same name, other contents another", "[unit][names]") {
   static RecordIds<4, 4, 8> ids;
   NameBlock block;
   const std::uint64_t a[] = {1, 2, 3}, b[] = {1, 2, 4};
