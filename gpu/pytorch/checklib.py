@@ -129,7 +129,11 @@ class Run:
                                   timeout=RUN_TIMEOUT_S)
             self.exit_code, self.out, self.err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as timeout:
-            self.exit_code, self.err = -1, f"timed out after {RUN_TIMEOUT_S} s\n{timeout.stderr or ''}"
+            # What it printed so far comes as bytes (text=True notwithstanding); the reason last, where
+            # the exit status check reads its detail.
+            self.out, partial = (text.decode(errors="replace") if isinstance(text, bytes) else (text or "")
+                                 for text in (timeout.stdout, timeout.stderr))
+            self.exit_code, self.err = -1, f"{partial}\ntimed out after {RUN_TIMEOUT_S} s"
         self.seconds = time.monotonic() - start
         self.printed = key_values(self.out)
         # One file per process that used cuDNN; the workload is one process.
