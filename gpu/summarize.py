@@ -156,7 +156,7 @@ def main():
     parser.add_argument("--bench")
     parser.add_argument("--pytorch")
     parser.add_argument("--check", action="append", default=[],
-                        help="PART=JSON: check.py --part PART's --json (graphs, legacy)")
+                        help="PART=JSON: check.py --part PART's --json (graphs, legacy, relocation)")
     parser.add_argument("--torchrun")
     parser.add_argument("--ab", help="gpu/pytorch/ab.py's --json")
     parser.add_argument("--per-call", help="gpu/pytorch/per_call.py's --json")

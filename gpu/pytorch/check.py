@@ -25,8 +25,16 @@ caches hold, several threads with their own streams, each bit for bit against ru
 shim and in verify mode; inference and cuDNN SDPA with graphs off (--no-graphs: identical, no
 launch); and the graph counts of every run (graphs captured and launched where steady).
 --part legacy runs the legacy cuDNN and cuBLAS replays' checks instead (check_legacy.py, on the
-networks of workload_nets.py). Writes everything to --json and exits 1 if a check failed. Standard
-library only: it never imports torch itself, the workloads do; checklib.py holds what the parts share.
+networks of workload_nets.py). --part relocation runs the checks of calls replayed after their tensors
+moved and of the typed fp32 GEMMs instead (check_relocation.py, on the programs of
+workload_relocation.py): greedy generation with HF transformers (token ids; the share of cuBLAS(Lt)
+calls launched in steady state, relocated), a conv+BN network fed fresh inputs, a training loop whose
+activations alternate between two allocations, the program's own CUDA graph around calls that would
+be relocated (nothing launched by the shim while it captures), two streams, an fp32 MLP's forwards
+and deterministic training steps (typed_gemm launched); each bit for bit against two runs without
+the shim that agree, in verify mode (relocation_mismatches = 0) and with --no-relocation (relocated
+= 0). Writes everything to --json and exits 1 if a check failed. Standard library only: it never
+imports torch itself, the workloads do; checklib.py holds what the parts share.
 """
 import argparse
 import concurrent.futures
@@ -296,9 +304,10 @@ def main():
     parser.add_argument("--deadline", type=float, default=0, help="time.time() not to go past")
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--tracer", help="a timing preload to run beside the shim (tests/tracer's libtracer_all.so)")
-    parser.add_argument("--part", choices=("core", "graphs", "legacy"), default="core",
+    parser.add_argument("--part", choices=("core", "graphs", "legacy", "relocation"), default="core",
                         help="core: the checks above (default); graphs: graph replay's own cases; legacy: the "
-                             "legacy cuDNN and cuBLAS replays' cases (check_legacy.py)")
+                             "legacy cuDNN and cuBLAS replays' cases (check_legacy.py); relocation: calls "
+                             "replayed after their tensors moved, and the typed fp32 GEMMs (check_relocation.py)")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -309,6 +318,9 @@ def main():
     if args.part == "legacy":
         import check_legacy
         part = check_legacy.legacy_part
+    elif args.part == "relocation":
+        import check_relocation
+        part = check_relocation.relocation_part
     else:
         part = graphs_part if args.part == "graphs" else correctness
     runs, comparisons = part(args, work, checks)

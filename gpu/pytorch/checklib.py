@@ -35,11 +35,14 @@ GRAPH_KEYS = ("graphs", "graphs_captured", "graph_launches", "direct_executes", 
 
 # How a program is started under the shim: by the environment, or by the launcher. Each returns
 # (argv, environment additions); UNDER_SHIM below picks one. no_packs turns the variant-pack cache off,
-# no_graphs graph replay.
-def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
+# no_graphs graph replay, no_relocation the replay of calls whose tensors moved.
+def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False,
+                    no_relocation=False):
     env = {"LD_PRELOAD": shim, "CUDNN_FASTPATH_STATS_FILE": stats_file}
     if no_graphs:
         env["CUDNN_FASTPATH_GRAPHS"] = "0"
+    if no_relocation:
+        env["CUDNN_FASTPATH_RELOCATE"] = "0"
     if verify:
         env["CUDNN_FASTPATH_VERIFY"] = "1"
     if verbose:
@@ -49,9 +52,11 @@ def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=Fals
     return argv, env
 
 
-def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False):
+def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False,
+                 no_relocation=False):
     options = (["--stats-file", stats_file] + (["--verify"] if verify else []) + (["--verbose"] if verbose else [])
-               + (["--no-variant-packs"] if no_packs else []) + (["--no-graphs"] if no_graphs else []))
+               + (["--no-variant-packs"] if no_packs else []) + (["--no-graphs"] if no_graphs else [])
+               + (["--no-relocation"] if no_relocation else []))
     # CUDNN_FASTPATH_SHIM: the launcher preloads this very build, not whatever copy it would find.
     return [str(LAUNCHER), *options, "--", *argv], {"CUDNN_FASTPATH_SHIM": shim}
 
@@ -85,7 +90,8 @@ OFF_VARIABLES = {"nolegacy": {"CUDNN_FASTPATH_LEGACY": "0"}, "nocublas": {"CUDNN
 class Run:
     """One workload process. shim is 'none', 'stats', 'verify' (verify mode, with statistics),
     'nopacks' (statistics, the variant-pack cache off), 'nographs' (statistics, graph replay off),
-    'nolegacy' or 'nocublas' (statistics, the legacy cuDNN or the cuBLAS replay off)."""
+    'nolegacy' or 'nocublas' (statistics, the legacy cuDNN or the cuBLAS replay off),
+    'norelocation' (statistics, --no-relocation: calls replayed only with their captured tensors)."""
 
     def __init__(self, name, workload_args, shim, work, shim_library, tracer=None, tracer_position=None,
                  program=WORKLOAD):
@@ -111,7 +117,7 @@ class Run:
             # Verbose (how libcudnn was found) except when timed: the log is the evidence.
             argv, extra = UNDER_SHIM(argv, shim_library, self.stats_pattern, shim == "verify",
                                      verbose=workload_args[0] != "time", no_packs=shim == "nopacks",
-                                     no_graphs=shim == "nographs")
+                                     no_graphs=shim == "nographs", no_relocation=shim == "norelocation")
             if tracer and UNDER_SHIM is via_environment:
                 extra["LD_PRELOAD"] = f"{shim_library} {tracer}"
             env.update(extra)
@@ -129,7 +135,11 @@ class Run:
                                   timeout=RUN_TIMEOUT_S)
             self.exit_code, self.out, self.err = done.returncode, done.stdout, done.stderr
         except subprocess.TimeoutExpired as timeout:
-            self.exit_code, self.err = -1, f"timed out after {RUN_TIMEOUT_S} s\n{timeout.stderr or ''}"
+            # What it printed so far comes as bytes (text=True notwithstanding); the reason last, where
+            # the exit status check reads its detail.
+            self.out, partial = (text.decode(errors="replace") if isinstance(text, bytes) else (text or "")
+                                 for text in (timeout.stdout, timeout.stderr))
+            self.exit_code, self.err = -1, f"{partial}\ntimed out after {RUN_TIMEOUT_S} s"
         self.seconds = time.monotonic() - start
         self.printed = key_values(self.out)
         # One file per process that used cuDNN; the workload is one process.
