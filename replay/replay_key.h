@@ -96,11 +96,17 @@ struct ReplayKey {
 // part of the same key always hashes the same, so a sampled key is sampled whenever it comes.
 class SampleHash {
  public:
-  void add(std::uint64_t word) noexcept { sum_ = (sum_ + word) * 0x9e3779b97f4a7c15ull; }
-  std::uint64_t value() const noexcept { return avalanche(sum_); }
+  // Each word rotated by its place (7 bits more a word: 64 places before one comes back) and folded
+  // in by xor: two instructions a word, none waiting on the last; value() mixes them all.
+  [[gnu::always_inline]] void add(std::uint64_t word) noexcept {
+    sum_ ^= word << (place_ & 63) | word >> ((64 - place_) & 63);
+    place_ += 7;
+  }
+  std::uint64_t value() const noexcept { return avalanche(sum_ ^ place_); }
 
  private:
   std::uint64_t sum_ = 0;
+  std::uint32_t place_ = 0;
 };
 
 }  // namespace cudnn_fastpath::replay

@@ -66,10 +66,12 @@ constexpr std::uint32_t scale_words(const Role* roles, bool compute, std::index_
 // and its numbers (role V), what a key holds that changes from call to call without a look at any
 // record.
 template <typename T>
-void add_to_sample(replay::SampleHash& sample, Role role, T value) noexcept {
+[[gnu::always_inline]] inline void add_to_sample(replay::SampleHash& sample, Role role, T value) noexcept {
   if constexpr (std::is_pointer_v<T>) {
     if (role == Role::D) sample.add(reinterpret_cast<std::uintptr_t>(value));
-  } else if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+  } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
+    if (role == Role::V) sample.add(static_cast<std::uint64_t>(value));
+  } else if constexpr (std::is_floating_point_v<T>) {
     if (role == Role::V) {
       std::uint64_t word = 0;
       std::memcpy(&word, &value, sizeof value < 8 ? sizeof value : 8);
