@@ -58,6 +58,10 @@ struct EngineBehaviour {
 // Everything below is under g_lock.
 std::mutex g_lock;
 std::unordered_set<StubDescriptor*>* g_live = nullptr;
+// Destroyed descriptors by type, the last destroyed first: the next descriptor of that type takes
+// its address, as the allocator mostly does, but every time, so that the tests of a descriptor met
+// again at an old address are certain whatever else the process allocated in between.
+std::vector<StubDescriptor*> g_released[kDescriptorTypes];
 std::vector<std::int64_t> g_heuristics[kHeuristicModes];
 EngineBehaviour g_engines[kEngines];
 cudnnStatus_t g_graph_status = CUDNN_STATUS_SUCCESS;
@@ -466,9 +470,12 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendCreateDescriptor(cudnnBackendDescriptorTyp
   g_create.fetch_add(1, std::memory_order_relaxed);
   if (descriptor == nullptr || type < 0 || type >= kDescriptorTypes)
     return fail(CUDNN_STATUS_BAD_PARAM, "stub: cannot create descriptor type %lld", type);
-  auto* d = new StubDescriptor;
-  d->type = type;
   std::lock_guard<std::mutex> guard(g_lock);
+  std::vector<StubDescriptor*>& released = g_released[type];
+  StubDescriptor* d = released.empty() ? new StubDescriptor : released.back();
+  if (!released.empty()) released.pop_back();
+  *d = StubDescriptor{};
+  d->type = type;
   d->serial = ++g_serials;
   g_live->insert(d);
   ++g_created_by_type[type];
@@ -482,7 +489,7 @@ cudnnStatus_t CUDNNWINAPI cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t
   StubDescriptor* d = live(descriptor);
   if (d == nullptr) return fail(CUDNN_STATUS_BAD_PARAM, "stub: destroying an unknown descriptor");
   g_live->erase(d);
-  delete d;
+  g_released[d->type].push_back(d);
   return CUDNN_STATUS_SUCCESS;
 }
 
