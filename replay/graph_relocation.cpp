@@ -271,28 +271,40 @@ bool Relocation::apply(const GraphDriver& driver, CUgraphExec exec, const std::u
   return true;
 }
 
-bool Relocation::matches(const GraphCopy& fresh, const std::uint64_t* tensors) const noexcept {
-  if (fresh.count != graph_->count) return false;
+bool Relocation::matches(const GraphCopy& fresh, const std::uint64_t* tensors, Difference* difference) const noexcept {
+  Difference found;
+  auto differ = [&](int node, std::uint16_t offset, std::uint64_t expected, std::uint64_t got, bool patched) {
+    found = {node, offset, expected, got, patched};
+    if (difference != nullptr) *difference = found;
+    return false;
+  };
+  if (fresh.count != graph_->count) return differ(-1, Difference::kLaunch, graph_->count, fresh.count, false);
   for (int k = 0; k < fresh.count; ++k) {
     const NodeCopy& a = graph_->nodes[k];
     const NodeCopy& b = fresh.nodes[k];
-    if (a.type != b.type) return false;
+    if (a.type != b.type) return differ(k, Difference::kLaunch, a.type, b.type, false);
     if (a.type == CU_GRAPH_NODE_TYPE_MEMSET) {
       std::uint64_t dst = a.memset.dst;
+      bool patched = false;
       for (int p = 0; p < patches_; ++p)
-        if (patch_[p].node == k && patch_[p].offset == kMemsetDestination) dst = relocated(patch_[p], tensors);
-      if (dst != b.memset.dst || !same_memset_but_destination(a.memset, b.memset)) return false;
+        if (patch_[p].node == k && patch_[p].offset == kMemsetDestination)
+          dst = relocated(patch_[p], tensors), patched = true;
+      if (dst != b.memset.dst || !same_memset_but_destination(a.memset, b.memset))
+        return differ(k, kMemsetDestination, dst, b.memset.dst, patched);
       continue;
     }
-    if (!same_launch(a.kernel, b.kernel) || a.size != b.size) return false;
+    if (!same_launch(a.kernel, b.kernel) || a.size != b.size)
+      return differ(k, Difference::kLaunch, reinterpret_cast<std::uintptr_t>(a.kernel.func),
+                    reinterpret_cast<std::uintptr_t>(b.kernel.func), false);
     for (std::uint32_t offset = 0; offset < a.size; offset += 8) {
       const std::uint32_t length = a.size - offset < 8 ? a.size - offset : 8;
       std::uint64_t want = 0, got = 0;
       std::memcpy(&want, a.bytes + offset, length);
       std::memcpy(&got, b.bytes + offset, length);
+      bool patched = false;
       for (int p = 0; p < patches_; ++p)
-        if (patch_[p].node == k && patch_[p].offset == offset) want = relocated(patch_[p], tensors);
-      if (want != got) return false;
+        if (patch_[p].node == k && patch_[p].offset == offset) want = relocated(patch_[p], tensors), patched = true;
+      if (want != got) return differ(k, static_cast<std::uint16_t>(offset), want, got, patched);
     }
   }
   return true;

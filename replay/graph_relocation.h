@@ -82,9 +82,20 @@ class Relocation {
   // False when the driver refused an update; `exec` is then in an unknown state (destroy it).
   bool apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept;
 
+  // Where a fresh capture differs from what apply() would make of the kept graph: the node, the
+  // argument's byte offset (kMemsetDestination: a memset's destination; kLaunch: the function, the
+  // launch dimensions or the node count), and the word each holds there.
+  struct Difference {
+    static constexpr std::uint16_t kLaunch = 0xFFFE;
+    int node = -1;
+    std::uint16_t offset = 0;
+    std::uint64_t expected = 0, fresh = 0;
+    bool patched = false;  // a word the relocation rewrites
+  };
+
   // Whether a fresh capture of the call with `tensors` (`fresh`) is what apply() would make of the
-  // kept graph: verify mode's check.
-  bool matches(const GraphCopy& fresh, const std::uint64_t* tensors) const noexcept;
+  // kept graph: verify mode's check. Where it is not, `difference` (if given) says where.
+  bool matches(const GraphCopy& fresh, const std::uint64_t* tensors, Difference* difference = nullptr) const noexcept;
 
   // How many node updates apply() has made (for the tests).
   std::uint64_t updates() const noexcept { return updates_; }

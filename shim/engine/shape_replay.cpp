@@ -227,15 +227,24 @@ bool relocate(Held& h, int& status) {
       h.e.publish(Phase::kReady);
       return false;
     }
-    const bool same = r.matches(*copy, h.tensors);
+    Relocation::Difference d;
+    const bool same = r.matches(*copy, h.tensors, &d);
     replay::free_copy(copy);
     replay::destroy_graph(h.driver(), fresh.exec);
     h.driver().cuGraphDestroy(fresh.graph);
     if (!same) {
       if (h.counting()) count(Counter::relocation_mismatches);
-      log_line("verify: the relocated graph of %s differs from a fresh capture of the call; its shape is replayed "
-               "by pointer from now on",
-               noun_of(h.call.family));
+      log_line("verify: the relocated graph of %s differs from a fresh capture of the call (node %d, %s %u: "
+               "0x%llx relocated, 0x%llx fresh%s); its shape is replayed by pointer from now on",
+               noun_of(h.call.family), d.node, d.offset == Relocation::Difference::kLaunch ? "launch" : "argument byte",
+               d.offset == Relocation::Difference::kLaunch ? 0u : unsigned{d.offset},
+               static_cast<unsigned long long>(d.expected), static_cast<unsigned long long>(d.fresh),
+               d.patched ? ", a rewritten word" : "");
+      if (config().verbose)
+        for (int i = 0; i < h.named; ++i)
+          log_line("verify:   tensor %d: 0x%llx at the proof, 0x%llx now%s", i,
+                   static_cast<unsigned long long>(r.base()[i]), static_cast<unsigned long long>(h.tensors[i]),
+                   r.proven(i) ? "" : " (unproven)");
       h.give_up();
       return false;
     }
