@@ -45,12 +45,18 @@ VERIFY_LINE = "verify: the relocated graph of"
 
 # name -> (workload_relocation.py arguments, whether relocated > 0 is judged under the shim, the
 # family whose steady launches must be > 0 (or None)). Generation first: its runs are the longest.
+# (workload arguments, whether "relocation at work" is judged, the family judged replayed in steady
+# state). capture and streams are not judged: on the H200 (2026-12-03) their batch norms' input (the
+# ring) and output (each kept) advance by one stride together, as do their GEMMs' operands, so the
+# proof cannot tell which tensor a moved word follows and refuses every shape ("tensors that moved
+# alike"): they prove the program's own capture and the streams safe around relocation, not that it
+# relocates.
 CASES = {
     "generate": (["generate", "--models", "llama,gpt2", "--passes", "4", "--warmup", "2"], True, None),
     "fresh": (["fresh", "--iters", "48"], True, None),
     "alternate": (["alternate", "--steps", "30"], False, None),
-    "capture": (["capture", "--iters", "20", "--passes", "4"], True, None),
-    "streams": (["streams", "--iters", "60"], True, None),
+    "capture": (["capture", "--iters", "20", "--passes", "4"], False, None),
+    "streams": (["streams", "--iters", "60"], False, None),
     "mlp": (["mlp", "--iters", "30", "--steps", "30"], True, "typed_gemm"),
 }
 GENERATE_MODELS = ("llama", "gpt2")
