@@ -18,7 +18,6 @@
 namespace cudnn_fastpath::shim {
 namespace {
 
-using replay::Admission;
 using replay::GraphDriver;
 using replay::Phase;
 using replay::Released;
@@ -133,7 +132,7 @@ int launch_graph(const GraphDriver& driver, GraphCache::Entry& e, const ReplayCa
     return call.launch_failed;
   if (again) {
     e.note_launch();
-    Admission::hit(t.admission[static_cast<int>(admitted(call.family))]);
+    t.admissions.hit(admitted(call.family));
   }
   count_outcome(m, call.family, Outcome::kLaunch);
   return 0;
@@ -159,9 +158,7 @@ const GraphDriver& driver_of(std::uintptr_t library) noexcept { return reinterpr
 
 const char* noun_of(Family family) noexcept { return facts(family).noun; }
 
-replay::AdmissionState& admission_of(ReplayThread& t, Family family) noexcept {
-  return t.admission[static_cast<int>(admitted(family))];
-}
+Admitted admitted_of(Family family) noexcept { return admitted(family); }
 
 CallCapture capture_call(const ReplayCall& call, ReplayThread& t, const Binding& binding, HostBytes* host_bytes,
                          bool keep_graph) noexcept {
@@ -259,18 +256,17 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcep
 Admitting admit(Family family, std::uint64_t sample) noexcept {
   ReplayThread* t = replay_thread();
   if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
-  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(family))];
+  const Admitted cache = admitted(family);
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  if (Admission::admit(admission)) return Admitting::kJudged;
-  return Admission::sampled(admission, sample) ? Admitting::kSampled : Admitting::kDeclined;
+  if (t->admissions.admit(cache)) return Admitting::kJudged;
+  return t->admissions.sampled(cache, sample) ? Admitting::kSampled : Admitting::kDeclined;
 }
 
 int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept {
   if (admitting == Admitting::kDirect) return run_direct(call, m);
   if (admitting == Admitting::kDeclined) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   ReplayThread* t = t_replay;  // admit() found or made it
-  replay::AdmissionState& admission = t->admission[static_cast<int>(admitted(call.family))];
   const bool judged = admitting == Admitting::kJudged;
   const std::uint64_t hash = key.hash();
   const int f = static_cast<int>(call.family);
@@ -285,7 +281,8 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   if (evicted.entry) {
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
-    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged) Admission::waste(admission, waste);
+    if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged)
+      t->admissions.waste(admitted(call.family), waste);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
   GraphCache::Entry& e = cache.entry(lease);
@@ -324,7 +321,7 @@ void destroy_graph(const Released& r) noexcept {
 
 void note_forgotten(Family family, const Released& r) noexcept {
   if (r.graph == nullptr || r.launches != 0) return;
-  if (ReplayThread* t = t_replay) Admission::waste(t->admission[static_cast<int>(admitted(family))]);
+  if (ReplayThread* t = t_replay) t->admissions.waste(admitted(family));
 }
 
 void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept {

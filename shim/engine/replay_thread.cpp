@@ -53,7 +53,7 @@ CUDNN_FASTPATH_COLD ReplayThread* claim_replay_thread() noexcept {
     block.nested = 0;
     block.next_note = 0;
     for (TensorNote& note : block.notes) note = TensorNote{};
-    for (replay::AdmissionState& state : block.admission) state = replay::AdmissionState{};
+    block.admissions.reset();
     t_replay = &block;
     return &block;
   }

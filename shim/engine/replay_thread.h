@@ -34,6 +34,53 @@ enum class Admitted : int {
 inline constexpr int kAdmitted = static_cast<int>(Admitted::kCount);
 inline constexpr int kFirstAdmittedFamily = 1;  // the families follow the pack cache
 
+// The thread's admission state of each cache (replay/admission.h), and a summary of them that
+// records_wanted() reads on every descriptor call: a bit per cache in use, and one per cache that
+// wants records now. Every change of a state goes through here, so the summary follows it.
+class Admissions {
+ public:
+  using Rule = replay::Admission;
+
+  bool admit(Admitted cache) noexcept {
+    const bool admitted = Rule::admit(at(cache));
+    follow(cache);
+    return admitted;
+  }
+  void hit(Admitted cache) noexcept {
+    Rule::hit(at(cache));
+    follow(cache);
+  }
+  void waste(Admitted cache, unsigned weight = 1) noexcept {
+    Rule::waste(at(cache), weight);
+    follow(cache);
+  }
+  bool sampled(Admitted cache, std::uint64_t hash) const noexcept {
+    return Rule::sampled(states_[static_cast<int>(cache)], hash);
+  }
+  const replay::AdmissionState& state(Admitted cache) const noexcept { return states_[static_cast<int>(cache)]; }
+
+  // Whether one of `readers` (a bit per Admitted) wants records, or none of them is in use yet.
+  bool records_wanted(std::uint32_t readers) const noexcept {
+    return (wanting_ & readers) != 0 || (in_use_ & readers) == 0;
+  }
+
+  void reset() noexcept { *this = Admissions{}; }
+
+ private:
+  replay::AdmissionState& at(Admitted cache) noexcept { return states_[static_cast<int>(cache)]; }
+  void follow(Admitted cache) noexcept {
+    const std::uint32_t bit = std::uint32_t{1} << static_cast<int>(cache);
+    const replay::AdmissionState& s = states_[static_cast<int>(cache)];
+    in_use_ = s.in_use != 0 ? in_use_ | bit : in_use_ & ~bit;
+    wanting_ = Rule::wants_records(s) ? wanting_ | bit : wanting_ & ~bit;
+  }
+
+  replay::AdmissionState states_[kAdmitted];
+  std::uint32_t in_use_ = 0;
+  std::uint32_t wanting_ = 0;
+};
+static_assert(kAdmitted <= 32, "a bit per cache");
+
 // A tensor descriptor being built, as far as its attributes were seen (backend_replay.cpp).
 struct TensorNote {
   const void* descriptor;
@@ -62,7 +109,7 @@ struct alignas(64) ReplayThread {
   static constexpr int kNotes = 4;
   TensorNote notes[kNotes];
   std::uint32_t next_note;
-  replay::AdmissionState admission[kAdmitted];
+  Admissions admissions;
   // The record names the thread gives next (shim/families/record_names.h); a block's next owner
   // goes on giving them: each is given once.
   replay::NameBlock names;
@@ -94,14 +141,7 @@ inline bool inside_library_call() noexcept {
 // then pays no record for keys it would not write (recorded_calls.h).
 inline bool records_wanted(std::uint32_t readers) noexcept {
   const ReplayThread* t = t_replay;
-  if (t == nullptr) return true;
-  bool any_in_use = false;
-  for (std::uint32_t left = readers; left != 0; left &= left - 1) {
-    const replay::AdmissionState& s = t->admission[__builtin_ctz(left)];
-    if (replay::Admission::wants_records(s)) return true;
-    any_in_use |= s.in_use != 0;
-  }
-  return !any_in_use;
+  return t == nullptr || t->admissions.records_wanted(readers);
 }
 
 // A bit of `cache` for records_wanted().

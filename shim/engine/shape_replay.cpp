@@ -15,7 +15,6 @@
 namespace cudnn_fastpath::shim {
 namespace {
 
-using replay::Admission;
 using replay::GraphCopy;
 using replay::GraphDriver;
 using replay::Phase;
@@ -127,7 +126,7 @@ struct Held {
     if (!replay::launch_graph(driver(), exec, call.stream)) return call.launch_failed;
     if (again) {
       e.note_launch();
-      Admission::hit(admission_of(t, call.family));
+      t.admissions.hit(admitted_of(call.family));
     }
     count_outcome(m, call.family, Outcome::kLaunch);
     return 0;
@@ -286,7 +285,7 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
     // Only a shape's graph that did not repay its captures weighs: a shape evicted before its first
     // capture is a key the engine's own cache counted already.
     if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && evicted.graph != nullptr && judged)
-      Admission::waste(admission_of(t, call.family), waste);
+      t.admissions.waste(admitted_of(call.family), waste);
   }
   if (!lease) return false;
   GraphCache::Entry& e = cache.entry(lease);

@@ -171,8 +171,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   ReplayThread* t = replay_thread();
   if (t == nullptr || requested < 1 || requested > kMaxAnswers || results == nullptr || returned == nullptr)
     return direct();
-  replay::AdmissionState& admission = t->admission[static_cast<int>(Admitted::kHeuristic)];
-  if (!replay::Admission::admit(admission)) return direct();
+  if (!t->admissions.admit(Admitted::kHeuristic)) return direct();
   Key key;
   key.add_pointer(handle);
   key.add(kHeuristic);
@@ -198,7 +197,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   };
   if (g_answers.find(key, take) && given >= 1) {
     *returned = given;
-    replay::Admission::hit(admission);
+    t->admissions.hit(Admitted::kHeuristic);
     if (counting(m)) count(Counter::heuristic_cached);
     return CUBLAS_STATUS_SUCCESS;
   }
@@ -215,7 +214,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   answer.words[0] = static_cast<std::uint64_t>(*returned);
   std::memcpy(&answer.words[1], results, static_cast<std::size_t>(*returned) * sizeof *results);
   const Answers::Stored stored = g_answers.insert(key, answer);
-  if (stored.evicted && !stored.evicted_used) replay::Admission::waste(admission);
+  if (stored.evicted && !stored.evicted_used) t->admissions.waste(Admitted::kHeuristic);
   g_seen_handles.note(handle);
   if (counting(m)) count(stored.stored ? Counter::heuristic_stored : Counter::heuristic_direct);
   return status;

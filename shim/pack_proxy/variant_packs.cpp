@@ -39,7 +39,6 @@ namespace cudnn_fastpath::shim {
 namespace {
 
 using packs::PackContents;
-using replay::Admission;
 using Cache = PackCache;
 
 Cache g_cache;
@@ -49,11 +48,11 @@ ForkChildReset g_fork_reset{forget_in_child};  // registered at the first proxy,
 
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
-// The calling thread's admission state of the pack cache (replay/admission.h), or null (a thread
-// without a replay block: the cache is used as before).
-replay::AdmissionState* pack_admission() noexcept {
+// The calling thread's admission states (replay/admission.h), or null (a thread without a replay
+// block: the cache is used as before).
+Admissions* thread_admissions() noexcept {
   ReplayThread* t = t_replay;
-  return t != nullptr ? &t->admission[static_cast<int>(Admitted::kPacks)] : nullptr;
+  return t != nullptr ? &t->admissions : nullptr;
 }
 
 std::uintptr_t library_id(const Binding* library) { return reinterpret_cast<std::uintptr_t>(library); }
@@ -163,7 +162,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   if (evicted.pack) {
     reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
     if (counting(m)) count(Counter::pack_evictions);
-    if (replay::AdmissionState* admission = pack_admission(); admission && !evicted.used) Admission::waste(*admission);
+    if (Admissions* admissions = thread_admissions(); admissions && !evicted.used) admissions->waste(Admitted::kPacks);
   }
   return CUDNN_STATUS_SUCCESS;
 }
@@ -174,7 +173,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
     p.pack = lease.pack;
     p.set_state(Proxy::State::kFinalized);
     if (counting(m)) count(Counter::pack_hits);
-    if (replay::AdmissionState* admission = pack_admission()) Admission::hit(*admission);
+    if (Admissions* admissions = thread_admissions()) admissions->hit(Admitted::kPacks);
     return CUDNN_STATUS_SUCCESS;
   }
   return finalize_miss(p, m);
@@ -228,7 +227,7 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
   // The cache backing off (its packs were evicted before they were used again): a real pack, as
   // with the cache switched off, but for a probe now and then.
   if (ReplayThread* t = replay_thread();
-      t != nullptr && !Admission::admit(t->admission[static_cast<int>(Admitted::kPacks)])) {
+      t != nullptr && !t->admissions.admit(Admitted::kPacks)) {
     if (counting(m)) count(Counter::packs_declined);
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   }
