@@ -253,14 +253,17 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcep
   return call.run(call.context, nullptr);
 }
 
-Admitting admit(Family family, std::uint64_t sample) noexcept {
+Admitting admit_by_count(Family family) noexcept {
   ReplayThread* t = replay_thread();
   if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
-  const Admitted cache = admitted(family);
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  if (t->admissions.admit(cache)) return Admitting::kJudged;
-  return t->admissions.sampled(cache, sample) ? Admitting::kSampled : Admitting::kDeclined;
+  return t->admissions.admit(admitted(family)) ? Admitting::kJudged : Admitting::kDeclined;
+}
+
+bool sampled(Family family, std::uint64_t sample) noexcept {
+  const ReplayThread* t = t_replay;  // admit_by_count() found or made it
+  return t != nullptr && t->admissions.sampled(admitted(family), sample);
 }
 
 int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept {

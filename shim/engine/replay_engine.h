@@ -76,11 +76,21 @@ struct ReplayCall {
 
 // Whether a call of `family` goes through its graph cache (replay/admission.h), asked before its key
 // is written, so that a cache that backs off costs its declined calls no key: kJudged (admitting,
-// or a probe by count), kSampled (backing off, but the call is of a sampled key: `sample` is a hash
-// of part of what its key holds, the same whenever the key comes), kDeclined, or kDirect (no
-// replay block, or inside one of the shim's captures or library calls).
+// or a probe by count), kSampled (backing off, but the call is of a sampled key: `sample()` is a
+// hash of part of what its key holds, the same whenever the key comes, computed only while the
+// cache backs off), kDeclined, or kDirect (no replay block, or inside one of the shim's captures or
+// library calls).
 enum class Admitting : std::uint8_t { kJudged, kSampled, kDeclined, kDirect };
-Admitting admit(Family family, std::uint64_t sample) noexcept;
+// admit()'s two halves: kJudged, kDirect, or kDeclined before any sample is looked at; and, backing
+// off, whether the calling thread's sample holds the key whose sample hash is `sample`.
+Admitting admit_by_count(Family family) noexcept;
+bool sampled(Family family, std::uint64_t sample) noexcept;
+template <typename Sample>
+[[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample) noexcept {
+  const Admitting admitting = admit_by_count(family);
+  if (__builtin_expect(admitting != Admitting::kDeclined, 1)) return admitting;
+  return sampled(family, sample()) ? Admitting::kSampled : Admitting::kDeclined;
+}
 
 // Runs `call`, whose key is `key` (complete), as the rules above say and admit() answered; the
 // family's feature is on (mode `m`). Returns what the program gets.

@@ -195,7 +195,7 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
   key.add_pointer(handle);
   key.add_pointer(plan);
   key.add(pack_instance);
-  const Admitting admitting = admit(Family::backend, key.hash());
+  const Admitting admitting = admit(Family::backend, [&] { return key.hash(); });
   if (admitting == Admitting::kDeclined)
     return run_declined(Family::backend, m, [&] { return cudnn.real.cudnnBackendExecute(handle, plan, pack); });
   cudaStream_t stream = nullptr;

@@ -122,10 +122,13 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
           status, kGate, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
-  replay::SampleHash sample;
-  for (const void* word : {static_cast<const void*>(handle), a, b, c, static_cast<const void*>(d)})
-    sample.add(reinterpret_cast<std::uintptr_t>(word));
-  const Admitting admitting = config().graphs ? admit(Family::lt_matmul, sample.value()) : Admitting::kDirect;
+  auto sample = [&] {
+    replay::SampleHash hash;
+    for (const void* word : {static_cast<const void*>(handle), a, b, c, static_cast<const void*>(d)})
+      hash.add(reinterpret_cast<std::uintptr_t>(word));
+    return hash.value();
+  };
+  const Admitting admitting = config().graphs ? admit(Family::lt_matmul, sample) : Admitting::kDirect;
   if (admitting == Admitting::kDeclined)
     return run_declined(Family::lt_matmul, m, [&] {
       return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,

@@ -97,11 +97,14 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
   Status status;
   if (answered_at_gate<kOffset, kLeader>(status, Adapter::kGate, m, caller, real, args...)) return status;
   const auto handle = std::get<0>(std::forward_as_tuple(args...));
-  replay::SampleHash sample;
-  sample.add(reinterpret_cast<std::uintptr_t>(handle));
-  sample.add(static_cast<std::uint64_t>(op));
-  (add_to_sample(sample, kRoles[I], args), ...);
-  const Admitting admitting = config().graphs ? admit(family, sample.value()) : Admitting::kDirect;
+  auto sample = [&] {
+    replay::SampleHash hash;
+    hash.add(reinterpret_cast<std::uintptr_t>(handle));
+    hash.add(static_cast<std::uint64_t>(op));
+    (add_to_sample(hash, kRoles[I], args), ...);
+    return hash.value();
+  };
+  const Admitting admitting = config().graphs ? admit(family, sample) : Admitting::kDirect;
   if (admitting == Admitting::kDeclined) return run_declined(family, m, [&] { return real(args...); });
   typename Adapter::State state{};
   Counter refusal = Counter::kCount;
