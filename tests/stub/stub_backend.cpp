@@ -60,8 +60,9 @@ std::mutex g_lock;
 std::unordered_set<StubDescriptor*>* g_live = nullptr;
 // Destroyed descriptors by type, the last destroyed first: the next descriptor of that type takes
 // its address, as the allocator mostly does, but every time, so that the tests of a descriptor met
-// again at an old address are certain whatever else the process allocated in between.
-std::vector<StubDescriptor*> g_released[kDescriptorTypes];
+// again at an old address are certain whatever else the process allocated in between. Made once
+// and never destroyed, as g_live: the descriptors stay reachable to the leak checker at exit.
+std::vector<StubDescriptor*>* g_released = nullptr;  // kDescriptorTypes of them
 std::vector<std::int64_t> g_heuristics[kHeuristicModes];
 EngineBehaviour g_engines[kEngines];
 cudnnStatus_t g_graph_status = CUDNN_STATUS_SUCCESS;
@@ -90,6 +91,7 @@ struct Defaults {
   Defaults() {
     std::lock_guard<std::mutex> guard(g_lock);
     g_live = new std::unordered_set<StubDescriptor*>;
+    g_released = new std::vector<StubDescriptor*>[kDescriptorTypes];
     reset_configuration_locked();
   }
 } g_defaults;

@@ -194,6 +194,7 @@ typedef enum {
   // The typed ones: cublas<t>gemm_v2, its _64 form, cublas<t>gemmStridedBatched and its _64 form,
   // for t = S, D, C, Z in turn (STUBBLAS_TYPED_GEMM + 4 * type + form).
   STUBBLAS_TYPED_GEMM = 5,
+  STUBBLAS_TYPED_GEMM_END = STUBBLAS_TYPED_GEMM + 16,  // past the last: every typed entry a value of the type
 } StubBlasGemmEntry;
 
 // What a GEMM read when it was called: its digest is what C receives.
