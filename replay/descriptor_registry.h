@@ -144,23 +144,8 @@ class DescriptorRegistry {
   // and whatever the copy wrote must be thrown away (the caller's call then runs directly).
   template <typename Copy>
   bool read(const void* address, std::uint32_t kind, Copy&& copy) const noexcept {
-    const std::uintptr_t key = key_of(address);
-    const Slot* const slot = find(key);
-    if (slot == nullptr) return false;
-    // Acquire: pairs with the writer's last release, so the words read below are at least as new.
-    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
-    const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
-    if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
-      return false;
-    copy(static_cast<const std::atomic<std::uint64_t>*>(slot->words), length);
-    // Acquire: the copies above come before the second look at the key and the sequence.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    // The way may have been freed and taken by another address since find() saw this one's key:
-    // the words copied may then be that address's, written at the `before` this reader saw, and
-    // only the key tells. Acquire: a key that a later claim stored (release, after the forget
-    // that moved the sequence on) makes the sequence read next show that move.
-    if (slot->key.load(std::memory_order_acquire) != key) return false;
-    return slot->sequence.load(std::memory_order_relaxed) == before;
+    return read_slot(address, kind, [&](const Slot&, std::uint64_t, const std::atomic<std::uint64_t>* words,
+                                        std::uint32_t length) { copy(words, length); });
   }
 
   // Which version of a record a reader read (read_versioned), and what was remembered of it.
@@ -175,19 +160,10 @@ class DescriptorRegistry {
   // good only when true is returned.
   template <typename Use>
   bool read_versioned(const void* address, std::uint32_t kind, Use&& use) const noexcept {
-    const std::uintptr_t key = key_of(address);
-    const Slot* const slot = find(key);
-    if (slot == nullptr) return false;
-    // Acquire, and the rest: as in read().
-    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
-    const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
-    if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
-      return false;
-    use(Version{slot, before, remembered(*slot, before)}, static_cast<const std::atomic<std::uint64_t>*>(slot->words),
-        length);
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (slot->key.load(std::memory_order_acquire) != key) return false;
-    return slot->sequence.load(std::memory_order_relaxed) == before;
+    return read_slot(address, kind, [&](const Slot& slot, std::uint64_t before, const std::atomic<std::uint64_t>* words,
+                                        std::uint32_t length) {
+      use(Version{&slot, before, remembered(slot, before)}, words, length);
+    });
   }
 
   // What remember() kept for the version of the record of `address` (of `kind`) now held: 0 when
@@ -199,7 +175,7 @@ class DescriptorRegistry {
     const std::uintptr_t key = key_of(address);
     const Slot* const slot = find(key);
     if (slot == nullptr) return 0;
-    // Acquire, and the rest: as in read().
+    // Acquire, and the rest: as in read_slot().
     const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
     if ((before & 1) || slot->kind.load(std::memory_order_relaxed) != kind) return 0;
     const std::uint64_t value = remembered(*slot, before);
@@ -266,6 +242,29 @@ class DescriptorRegistry {
     std::atomic<std::uint64_t> remembered_version{kNothing};
     std::atomic<std::uint64_t> remembered_value{0};
   };
+
+  // read() and read_versioned(): `use(slot, sequence, words, length)` sees the usable record of
+  // `address` (of `kind`), and what it read is good only when true is returned.
+  template <typename Use>
+  bool read_slot(const void* address, std::uint32_t kind, Use&& use) const noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Slot* const slot = find(key);
+    if (slot == nullptr) return false;
+    // Acquire: pairs with the writer's last release, so the words read below are at least as new.
+    const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
+    const std::uint32_t length = slot->length.load(std::memory_order_relaxed);
+    if ((before & 1) || length == 0 || length > Words || slot->kind.load(std::memory_order_relaxed) != kind)
+      return false;
+    use(*slot, before, static_cast<const std::atomic<std::uint64_t>*>(slot->words), length);
+    // Acquire: the copies above come before the second look at the key and the sequence.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    // The way may have been freed and taken by another address since find() saw this one's key:
+    // the words copied may then be that address's, written at the `before` this reader saw, and
+    // only the key tells. Acquire: a key that a later claim stored (release, after the forget
+    // that moved the sequence on) makes the sequence read next show that move.
+    if (slot->key.load(std::memory_order_acquire) != key) return false;
+    return slot->sequence.load(std::memory_order_relaxed) == before;
+  }
 
   // An address's key: its complement, so that 0, the key of a way that holds no address, is the
   // key of no address either (the last byte of the address space is no descriptor), null's
