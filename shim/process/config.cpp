@@ -9,9 +9,12 @@
 #include "shim/process/log.h"
 
 namespace cudnn_fastpath::shim {
-namespace {
 
 Config g_config;
+std::atomic<bool> g_config_read{false};
+
+namespace {
+
 pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 // The one list of variables.
@@ -71,8 +74,11 @@ bool parse_boolean(const char* text, bool& value) noexcept {
   return false;
 }
 
-const Config& config() noexcept {
+const Config& read_config() noexcept {
   pthread_once(&g_once, read_environment);
+  // Release: a thread that sees the flag sees what read_environment() wrote (pthread_once ordered
+  // it before this store).
+  g_config_read.store(true, std::memory_order_release);
   return g_config;
 }
 

@@ -1,6 +1,8 @@
 // The shim's configuration: CUDNN_FASTPATH_* environment variables, read once.
 #pragma once
 
+#include <atomic>
+
 namespace cudnn_fastpath::shim {
 
 // Each field is read from one variable (the table in config.cpp): CUDNN_FASTPATH_DISABLE (pure
@@ -32,8 +34,16 @@ struct Config {
   bool wants_report() const noexcept { return stats || stats_file[0] != '\0'; }
 };
 
-// Reads the environment the first time it is called (thread-safe); the same object afterwards.
-const Config& config() noexcept;
+extern Config g_config __attribute__((visibility("hidden")));
+extern std::atomic<bool> g_config_read __attribute__((visibility("hidden")));
+const Config& read_config() noexcept;
+
+// Reads the environment the first time it is called (thread-safe); the same object afterwards,
+// for one load (every replayable call asks for its `graphs`). Acquire: pairs with read_config()'s
+// release, so the fields are seen as read.
+inline const Config& config() noexcept {
+  return __builtin_expect(g_config_read.load(std::memory_order_acquire), 1) ? g_config : read_config();
+}
 
 // Parses one boolean the way the options table does. Exposed for the unit tests.
 // Returns false, and leaves `value` alone, for text that is not a boolean.
