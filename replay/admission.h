@@ -66,6 +66,19 @@ struct AdmissionRule {
     return true;
   }
 
+  // admit() for the common calls, where its answer moves nothing that in_use or wants_records()
+  // read (so a summary of them needs no update): 1 admitted (admitting, in use), 0 declined
+  // (backing off, the next probe two calls away or more: only the countdown moves), -1 for the
+  // rest, which admit() answers.
+  static int admit_unchanged(AdmissionState& s) noexcept {
+    if (s.level == 0 && s.in_use) return 1;
+    if (s.level != 0 && s.countdown > 2) {
+      --s.countdown;
+      return 0;
+    }
+    return -1;
+  }
+
   // An entry was used again (a cache hit, a graph launched).
   static void hit(AdmissionState& s) noexcept {
     if (s.level != 0) {  // a probe hit: the calls may repeat again

@@ -97,12 +97,17 @@ struct ReplayKey {
 class SampleHash {
  public:
   // Each word rotated by its place (7 bits more a word: 64 places before one comes back) and folded
-  // in by xor: two instructions a word, none waiting on the last; value() mixes them all.
+  // in by xor: two instructions a word, none waiting on the last. value() mixes them less than a
+  // key's hash does, enough for its use: the rule reads six of the top bits (admission.h), and a
+  // xor-shift then a multiplication make each of those depend on every bit of the sum.
   [[gnu::always_inline]] void add(std::uint64_t word) noexcept {
     sum_ ^= word << (place_ & 63) | word >> ((64 - place_) & 63);
     place_ += 7;
   }
-  std::uint64_t value() const noexcept { return avalanche(sum_ ^ place_); }
+  std::uint64_t value() const noexcept {
+    const std::uint64_t folded = sum_ ^ place_;
+    return (folded ^ folded >> 32) * 0x9e3779b97f4a7c15ull;
+  }
 
  private:
   std::uint64_t sum_ = 0;

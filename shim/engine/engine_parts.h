@@ -30,9 +30,6 @@ unsigned waste_of(Family family, const replay::Released& released) noexcept;
 // Counts `outcome` for `family` when statistics are on (mode `m`).
 void count_outcome(std::uint32_t m, Family family, Outcome outcome) noexcept;
 
-// Which of a thread's admission states judges `family`'s graphs.
-Admitted admitted_of(Family family) noexcept;
-
 // One call of `family`, in messages ("a batch norm").
 const char* noun_of(Family family) noexcept;
 

@@ -75,7 +75,6 @@ ForkChildReset g_fork_reset{forget_in_child};
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
 
-Admitted admitted(Family family) { return static_cast<Admitted>(kFirstAdmittedFamily + static_cast<int>(family)); }
 static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && static_cast<int>(Family::backend) == 0,
               "a family's admission state is at its place after the pack cache's");
 
@@ -132,7 +131,7 @@ int launch_graph(const GraphDriver& driver, GraphCache::Entry& e, const ReplayCa
     return call.launch_failed;
   if (again) {
     e.note_launch();
-    t.admissions.hit(admitted(call.family));
+    t.admissions.hit(admitted_of(call.family));
   }
   count_outcome(m, call.family, Outcome::kLaunch);
   return 0;
@@ -158,7 +157,6 @@ const GraphDriver& driver_of(std::uintptr_t library) noexcept { return reinterpr
 
 const char* noun_of(Family family) noexcept { return facts(family).noun; }
 
-Admitted admitted_of(Family family) noexcept { return admitted(family); }
 
 CallCapture capture_call(const ReplayCall& call, ReplayThread& t, const Binding& binding, HostBytes* host_bytes,
                          bool keep_graph) noexcept {
@@ -253,19 +251,6 @@ int run_direct(const ReplayCall& call, std::uint32_t m, Counter refusal) noexcep
   return call.run(call.context, nullptr);
 }
 
-Admitting admit_by_count(Family family) noexcept {
-  ReplayThread* t = replay_thread();
-  if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
-  // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
-  // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  return t->admissions.admit(admitted(family)) ? Admitting::kJudged : Admitting::kDeclined;
-}
-
-bool sampled(Family family, std::uint64_t sample) noexcept {
-  const ReplayThread* t = t_replay;  // admit_by_count() found or made it
-  return t != nullptr && t->admissions.sampled(admitted(family), sample);
-}
-
 int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept {
   if (admitting == Admitting::kDirect) return run_direct(call, m);
   if (admitting == Admitting::kDeclined) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
@@ -285,7 +270,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
     destroy_graph(evicted);
     if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
     if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged)
-      t->admissions.waste(admitted(call.family), waste);
+      t->admissions.waste(admitted_of(call.family), waste);
   }
   if (!lease) return run_direct(call, m, counter_of(call.family, Outcome::kFull));
   GraphCache::Entry& e = cache.entry(lease);
@@ -324,7 +309,7 @@ void destroy_graph(const Released& r) noexcept {
 
 void note_forgotten(Family family, const Released& r) noexcept {
   if (r.graph == nullptr || r.launches != 0) return;
-  if (ReplayThread* t = t_replay) t->admissions.waste(admitted(family));
+  if (ReplayThread* t = t_replay) t->admissions.waste(admitted_of(family));
 }
 
 void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept {

@@ -81,10 +81,25 @@ struct ReplayCall {
 // cache backs off), kDeclined, or kDirect (no replay block, or inside one of the shim's captures or
 // library calls).
 enum class Admitting : std::uint8_t { kJudged, kSampled, kDeclined, kDirect };
-// admit()'s two halves: kJudged, kDirect, or kDeclined before any sample is looked at; and, backing
-// off, whether the calling thread's sample holds the key whose sample hash is `sample`.
-Admitting admit_by_count(Family family) noexcept;
-bool sampled(Family family, std::uint64_t sample) noexcept;
+// Which of a thread's admission states judges `family`'s graphs.
+constexpr Admitted admitted_of(Family family) noexcept {
+  return static_cast<Admitted>(kFirstAdmittedFamily + static_cast<int>(family));
+}
+
+// admit()'s two halves, inline (every replayable call asks, a declined one too): kJudged, kDirect,
+// or kDeclined before any sample is looked at; and, backing off, whether the calling thread's
+// sample holds the key whose sample hash is `sample`.
+[[gnu::always_inline]] inline Admitting admit_by_count(Family family) noexcept {
+  ReplayThread* t = replay_thread();
+  if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
+  // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
+  // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
+  return t->admissions.admit(admitted_of(family)) ? Admitting::kJudged : Admitting::kDeclined;
+}
+inline bool sampled(Family family, std::uint64_t sample) noexcept {
+  const ReplayThread* t = t_replay;  // admit_by_count() found or made it
+  return t != nullptr && t->admissions.sampled(admitted_of(family), sample);
+}
 template <typename Sample>
 [[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample) noexcept {
   const Admitting admitting = admit_by_count(family);

@@ -34,14 +34,28 @@ enum class Admitted : int {
 inline constexpr int kAdmitted = static_cast<int>(Admitted::kCount);
 inline constexpr int kFirstAdmittedFamily = 1;  // the families follow the pack cache
 
+// A bit of `cache`, in a set of caches.
+constexpr std::uint32_t reader_bit(Admitted cache) { return std::uint32_t{1} << static_cast<int>(cache); }
+
+// The kinds of objects the shim records (recorded_calls.h), each with the caches whose keys read
+// its records: cuDNN's legacy descriptors (the legacy families'), cuBLASLt's descriptors (the
+// matmul's and the heuristic's).
+enum class Records : int { kLegacy, kBlas, kCount };
+constexpr std::uint32_t readers_of(Records records) {
+  return records == Records::kLegacy
+             ? reader_bit(Admitted::legacy_bn) | reader_bit(Admitted::legacy_conv) | reader_bit(Admitted::legacy_tensor)
+             : reader_bit(Admitted::lt_matmul) | reader_bit(Admitted::kHeuristic);
+}
+
 // The thread's admission state of each cache (replay/admission.h), and a summary of them that
-// records_wanted() reads on every descriptor call: a bit per cache in use, and one per cache that
-// wants records now. Every change of a state goes through here, so the summary follows it.
+// records_wanted() reads on every descriptor call: a bit per kind of records that no cache wants
+// now. Every change of a state goes through here, so the summary follows it.
 class Admissions {
  public:
   using Rule = replay::Admission;
 
   bool admit(Admitted cache) noexcept {
+    if (const int quiet = Rule::admit_unchanged(at(cache)); __builtin_expect(quiet >= 0, 1)) return quiet != 0;
     const bool admitted = Rule::admit(at(cache));
     follow(cache);
     return admitted;
@@ -59,10 +73,8 @@ class Admissions {
   }
   const replay::AdmissionState& state(Admitted cache) const noexcept { return states_[static_cast<int>(cache)]; }
 
-  // Whether one of `readers` (a bit per Admitted) wants records, or none of them is in use yet.
-  bool records_wanted(std::uint32_t readers) const noexcept {
-    return (wanting_ & readers) != 0 || (in_use_ & readers) == 0;
-  }
+  // Whether a cache that reads `records` wants them, or none of those caches is in use yet.
+  bool records_wanted(Records records) const noexcept { return !((unwanted_ >> static_cast<int>(records)) & 1); }
 
   void reset() noexcept { *this = Admissions{}; }
 
@@ -73,11 +85,17 @@ class Admissions {
     const replay::AdmissionState& s = states_[static_cast<int>(cache)];
     in_use_ = s.in_use != 0 ? in_use_ | bit : in_use_ & ~bit;
     wanting_ = Rule::wants_records(s) ? wanting_ | bit : wanting_ & ~bit;
+    unwanted_ = 0;
+    for (int r = 0; r < static_cast<int>(Records::kCount); ++r) {
+      const std::uint32_t readers = readers_of(static_cast<Records>(r));
+      if ((wanting_ & readers) == 0 && (in_use_ & readers) != 0) unwanted_ |= std::uint32_t{1} << r;
+    }
   }
 
   replay::AdmissionState states_[kAdmitted];
-  std::uint32_t in_use_ = 0;
-  std::uint32_t wanting_ = 0;
+  std::uint32_t in_use_ = 0;   // a bit per cache the thread has asked admit() for
+  std::uint32_t wanting_ = 0;  // a bit per cache that wants records now (Rule::wants_records)
+  std::uint32_t unwanted_ = 0;  // a bit per Records that none of its readers wants, one of them in use
 };
 static_assert(kAdmitted <= 32, "a bit per cache");
 
@@ -133,19 +151,14 @@ inline bool inside_library_call() noexcept {
   return t != nullptr && (t->capturing || t->nested != 0);
 }
 
-// The caches of `readers` (a bit per Admitted) are the ones whose keys read some kind of recorded
-// object (legacy descriptors: the legacy families'; cuBLASLt's descriptors: the matmul's and the
-// heuristic's): whether the calling thread should record such objects as the program makes and sets
-// them. Yes while one of those caches it uses admits, or is about to probe, and while it uses none
+// Whether the calling thread should record objects of `records` as the program makes and sets
+// them. Yes while one of the caches that read them (readers_of) it uses admits, or is about to probe, and while it uses none
 // yet (a program's first calls); no once all it uses back off: a program whose calls never repeat
 // then pays no record for keys it would not write (recorded_calls.h).
-inline bool records_wanted(std::uint32_t readers) noexcept {
+inline bool records_wanted(Records records) noexcept {
   const ReplayThread* t = t_replay;
-  return t == nullptr || t->admissions.records_wanted(readers);
+  return t == nullptr || t->admissions.records_wanted(records);
 }
-
-// A bit of `cache` for records_wanted().
-constexpr std::uint32_t reader_bit(Admitted cache) { return std::uint32_t{1} << static_cast<int>(cache); }
 
 // Marks the calling thread inside a library call for as long as it lives (nothing without a block).
 class LibraryCall {

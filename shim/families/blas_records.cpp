@@ -175,15 +175,15 @@ static_assert(replay::words_of<BlasHandleRecord>() <= BlasRegistry::kWords, "a h
 
 constexpr std::nullptr_t no_hook = nullptr;
 
-// The caches whose keys read cuBLASLt's descriptors (a GEMM's reads only its handle's record).
-constexpr std::uint32_t kReaders = reader_bit(Admitted::lt_matmul) | reader_bit(Admitted::kHeuristic);
+// The caches whose keys read cuBLASLt's descriptors (a GEMM's reads only its handle's record) are
+// those of Records::kBlas.
 
 // cuBLAS's and cuBLASLt's handles are recorded from their creation, the feature on or off.
 constexpr std::uint64_t kHandles = std::uint64_t{1} << kBlasHandle | std::uint64_t{1} << kLtHandle;
 
 template <Library kLibrary>
 using Calls =
-    RecordedCalls<BlasRegistry, g_blas_objects, kLibrary, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, kReaders,
+    RecordedCalls<BlasRegistry, g_blas_objects, kLibrary, cublasStatus_t, CUBLAS_STATUS_NOT_INITIALIZED, Records::kBlas,
                   kHandles>;
 
 }  // namespace

@@ -116,16 +116,20 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
                          cublasLtMatrixLayout_t d_desc, const cublasLtMatmulAlgo_t* algo, void* workspace,
                          std::size_t workspace_size, cudaStream_t stream) noexcept {
   const std::uint32_t m = current_mode();
-  const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmul;
+  const Reach reach = reach_for(Library::kCublasLt, caller);
+  const auto real = reach.binding.real.cublasLtMatmul;
   cublasStatus_t status;
   if (answered_at_gate<offsetof(DispatchV1, lt_matmul), &DispatchV1::lt_matmul>(
-          status, kGate, m, caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
+          status, kGate, m, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
   auto sample = [&] {
     replay::SampleHash hash;
-    for (const void* word : {static_cast<const void*>(handle), a, b, c, static_cast<const void*>(d)})
-      hash.add(reinterpret_cast<std::uintptr_t>(word));
+    hash.add(reinterpret_cast<std::uintptr_t>(handle));
+    hash.add(reinterpret_cast<std::uintptr_t>(a));
+    hash.add(reinterpret_cast<std::uintptr_t>(b));
+    hash.add(reinterpret_cast<std::uintptr_t>(c));
+    hash.add(reinterpret_cast<std::uintptr_t>(d));
     return hash.value();
   };
   const Admitting admitting = config().graphs ? admit(Family::lt_matmul, sample) : Admitting::kDirect;
@@ -161,10 +165,11 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
                                             cublasLtMatmulPreference_t preference, int requested,
                                             cublasLtMatmulHeuristicResult_t* results, int* returned) noexcept {
   const std::uint32_t m = current_mode();
-  const auto real = binding_for(Library::kCublasLt, caller).real.cublasLtMatmulAlgoGetHeuristic;
+  const Reach reach = reach_for(Library::kCublasLt, caller);
+  const auto real = reach.binding.real.cublasLtMatmulAlgoGetHeuristic;
   cublasStatus_t status;
   if (answered_at_gate<offsetof(DispatchV1, lt_matmul_algo_get_heuristic), &DispatchV1::lt_matmul_algo_get_heuristic>(
-          status, kGate, m, caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
+          status, kGate, m, caller, reach.caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
     return status;
   auto direct = [&] {
     if (counting(m)) count(Counter::heuristic_direct);

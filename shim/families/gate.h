@@ -20,9 +20,10 @@ namespace cudnn_fastpath::shim {
 // who called), and not from a dlsym caller that was answered the library's own function for a name
 // of one of the `declined` kinds (callers.h: what it sets through that one is never recorded, so
 // its calls must not be replayed).
-__attribute__((always_inline)) inline bool programs_call(const void* caller, std::uint32_t declined) noexcept {
+__attribute__((always_inline)) inline bool programs_call(const void* caller, std::uint32_t declined,
+                                                       const Caller* known = nullptr) noexcept {
   if (inside_library_call()) return false;
-  const Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller));
+  const Caller* c = known != nullptr ? known : known_caller(reinterpret_cast<std::uintptr_t>(caller));
   return c == nullptr || (!c->in_library.load(std::memory_order_relaxed) &&
                           !(c->dlsym_declined.load(std::memory_order_relaxed) & declined));
 }
@@ -41,10 +42,12 @@ struct Gate {
 // library); a caller without the library got its "not initialized"; the feature off, or a call that
 // is not the program's own (programs_call), ran as it came, marked a library call. Otherwise the
 // call is the family's to replay (and the process has made a call the report at exit covers).
-// `kOffset` and `kLeader` are the entry point's member of DispatchV1.
+// `kOffset` and `kLeader` are the entry point's member of DispatchV1; `known` is the caller's entry
+// that gave `real` (reach_for), or null.
 template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
-__attribute__((always_inline)) inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m, const void* caller, Real real,
-                             Args... args) noexcept {
+__attribute__((always_inline)) inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m,
+                                                          const void* caller, const Caller* known, Real real,
+                                                          Args... args) noexcept {
   if (__builtin_expect(m & mode::kFollower, 0)) {
     const DispatchV1& lead = leader();
     status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : gate.missing;
@@ -54,7 +57,7 @@ __attribute__((always_inline)) inline bool answered_at_gate(Status& status, cons
     status = gate.missing;
     return true;
   }
-  if (!(m & gate.feature) || !programs_call(caller, gate.declined)) {
+  if (!(m & gate.feature) || !programs_call(caller, gate.declined, known)) {
     const LibraryCall inside;
     status = real(args...);
     return true;

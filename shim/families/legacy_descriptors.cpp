@@ -185,12 +185,8 @@ std::uint32_t record_tensor_transform(Words w, std::uint32_t, const std::uint32_
 
 constexpr std::nullptr_t no_record = nullptr;
 
-// The caches whose keys read the legacy descriptors: the legacy families'.
-constexpr std::uint32_t kReaders =
-    reader_bit(Admitted::legacy_bn) | reader_bit(Admitted::legacy_conv) | reader_bit(Admitted::legacy_tensor);
-
 using Calls = RecordedCalls<LegacyRegistry, g_legacy_descriptors, Library::kCudnn, cudnnStatus_t,
-                            CUDNN_STATUS_NOT_INITIALIZED, kReaders>;
+                            CUDNN_STATUS_NOT_INITIALIZED, Records::kLegacy>;
 
 // The action of each entry: kCreate, kSet, kDestroy.
 #define kCreate Calls::created

@@ -43,17 +43,17 @@ using RealOf = std::remove_reference_t<decltype(std::declval<RealSymbols&>().*kR
 // create's other arguments...)` for a create (null: not usable until set), `void hook(object)` for
 // a destroy (null: none), run before the real destroy.
 template <typename Registry, Registry& registry, Library library, typename Status, Status missing,
-          std::uint32_t kReaders, std::uint64_t kAlwaysRecorded = 0>
+          Records kRecords, std::uint64_t kAlwaysRecorded = 0>
 struct RecordedCalls {
   static constexpr std::uint32_t kFeature = library == Library::kCudnn ? mode::kLegacy : mode::kCublas;
 
   // Whether an object of `kind` is recorded on this thread now: always a handle (a bit of
-  // kAlwaysRecorded); another object while the caches whose keys read it (kReaders,
+  // kAlwaysRecorded); another object while the caches whose keys read it (kRecords,
   // records_wanted()) may use its record: a thread whose calls never repeat records nothing, and a
   // set it does not record makes the object unknown.
   template <std::uint32_t kKind>
   static bool recorded_now() noexcept {
-    return ((kAlwaysRecorded >> kKind) & 1) || records_wanted(kReaders);
+    return ((kAlwaysRecorded >> kKind) & 1) || records_wanted(kRecords);
   }
 
   // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on

@@ -92,10 +92,11 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
   constexpr std::uint32_t kScaleWords = scale_words<Args...>(kRoles, names_compute_type(kRoles), indices);
   using Status = typename Adapter::Status;
   const std::uint32_t m = current_mode();
-  const Binding& library = binding_for(Adapter::kLibrary, caller);
+  const Reach reach = reach_for(Adapter::kLibrary, caller);
+  const Binding& library = reach.binding;
   const auto real = library.real.*kReal;
   Status status;
-  if (answered_at_gate<kOffset, kLeader>(status, Adapter::kGate, m, caller, real, args...)) return status;
+  if (answered_at_gate<kOffset, kLeader>(status, Adapter::kGate, m, caller, reach.caller, real, args...)) return status;
   const auto handle = std::get<0>(std::forward_as_tuple(args...));
   auto sample = [&] {
     replay::SampleHash hash;

@@ -127,6 +127,21 @@ inline const Binding& binding_for(Library library, const void* caller, bool* pro
   return binding_for_new_caller(library, caller, proxies);
 }
 
+// binding_for(), and the entry of `caller`'s object that gave it (null for a caller not yet known,
+// whose binding was made now): a gated call asks the entry again (programs_call), without a second
+// lookup.
+struct Reach {
+  const Binding& binding;
+  const Caller* caller;
+};
+inline Reach reach_for(Library library, const void* caller) noexcept {
+  if (Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller))) {
+    // Acquire: as in binding_for().
+    if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) return {*b, c};
+  }
+  return {binding_for_new_caller(library, caller, nullptr), nullptr};
+}
+
 // The entry of the object containing `caller`, made if need be (pinning the object); nullptr
 // outside any object or when the array is full. Calls the loader the first time.
 Caller* caller_entry(const void* caller) noexcept;
