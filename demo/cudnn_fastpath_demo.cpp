@@ -201,7 +201,9 @@ int main(int argc, char** argv) {
     std::printf("shim: NOT preloaded, every call goes to the libraries (run it under scripts/cudnn-fastpath --stats)\n");
   const ShimCounters counters;
   {
-    DeviceMemory memory(libs, std::size_t{4} << 20);
+    // The tensors take under 1 MiB; on a GPU, the backend matmul's plan may ask for a workspace of
+    // tens of MiB (cuDNN 9.19 on an H200 picks a cuBLASLt engine wanting 32 MiB).
+    DeviceMemory memory(libs, libs.gpu ? std::size_t{256} << 20 : std::size_t{4} << 20);
     Streams streams{};
     for (cudaStream_t* s : {&streams.main, &streams.side})
       if (libs.driver.cuStreamCreate(reinterpret_cast<CUstream*>(s), CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
