@@ -86,25 +86,17 @@ constexpr Admitted admitted_of(Family family) noexcept {
   return static_cast<Admitted>(kFirstAdmittedFamily + static_cast<int>(family));
 }
 
-// admit()'s two halves, inline (every replayable call asks, a declined one too): kJudged, kDirect,
-// or kDeclined before any sample is looked at; and, backing off, whether the calling thread's
-// sample holds the key whose sample hash is `sample`.
-[[gnu::always_inline]] inline Admitting admit_by_count(Family family) noexcept {
+// The answer above for a call of `family` on the calling thread: inline, as every replayable call
+// asks, a declined one too. `kPastGate`: the call passed its family's gate (gate.h: programs_call
+// found the thread in no capture or library call of the shim's), which need not be asked again.
+template <bool kPastGate = false, typename Sample>
+[[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample) noexcept {
   ReplayThread* t = replay_thread();
-  if (t == nullptr || t->capturing || t->nested != 0) return Admitting::kDirect;
+  if (t == nullptr || (!kPastGate && (t->capturing || t->nested != 0))) return Admitting::kDirect;
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  return t->admissions.admit(admitted_of(family)) ? Admitting::kJudged : Admitting::kDeclined;
-}
-inline bool sampled(Family family, std::uint64_t sample) noexcept {
-  const ReplayThread* t = t_replay;  // admit_by_count() found or made it
-  return t != nullptr && t->admissions.sampled(admitted_of(family), sample);
-}
-template <typename Sample>
-[[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample) noexcept {
-  const Admitting admitting = admit_by_count(family);
-  if (__builtin_expect(admitting != Admitting::kDeclined, 1)) return admitting;
-  return sampled(family, sample()) ? Admitting::kSampled : Admitting::kDeclined;
+  if (__builtin_expect(t->admissions.admit(admitted_of(family)), 1)) return Admitting::kJudged;
+  return t->admissions.sampled(admitted_of(family), sample()) ? Admitting::kSampled : Admitting::kDeclined;
 }
 
 // Runs `call`, whose key is `key` (complete), as the rules above say and admit() answered; the

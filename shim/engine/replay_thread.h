@@ -60,13 +60,16 @@ class Admissions {
     follow(cache);
     return admitted;
   }
+  // Admitting and in use, a hit or a waste moves the summary only when it ends admission.
   void hit(Admitted cache) noexcept {
+    const bool settled = admitting_in_use(cache);
     Rule::hit(at(cache));
-    follow(cache);
+    if (!settled || !admitting_in_use(cache)) follow(cache);
   }
   void waste(Admitted cache, unsigned weight = 1) noexcept {
+    const bool settled = admitting_in_use(cache);
     Rule::waste(at(cache), weight);
-    follow(cache);
+    if (!settled || !admitting_in_use(cache)) follow(cache);
   }
   bool sampled(Admitted cache, std::uint64_t hash) const noexcept {
     return Rule::sampled(states_[static_cast<int>(cache)], hash);
@@ -80,6 +83,10 @@ class Admissions {
 
  private:
   replay::AdmissionState& at(Admitted cache) noexcept { return states_[static_cast<int>(cache)]; }
+  bool admitting_in_use(Admitted cache) const noexcept {
+    const replay::AdmissionState& s = states_[static_cast<int>(cache)];
+    return s.level == 0 && s.in_use != 0;
+  }
   void follow(Admitted cache) noexcept {
     const std::uint32_t bit = std::uint32_t{1} << static_cast<int>(cache);
     const replay::AdmissionState& s = states_[static_cast<int>(cache)];
