@@ -120,7 +120,7 @@ auto run_declined(Family family, std::uint32_t m, Run&& run) noexcept {
     count(counter_of(family, Outcome::kDirect));
     count(counter_of(family, Outcome::kDeclined));
   }
-  const LibraryCall inside;
+  const LibraryCall inside{*t_replay};  // admit() found or made the block
   return run();
 }
 

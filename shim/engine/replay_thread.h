@@ -173,6 +173,8 @@ class LibraryCall {
   LibraryCall() noexcept : thread_(t_replay) {
     if (thread_) ++thread_->nested;
   }
+  // A thread known to have a block (admit() declined its call).
+  explicit LibraryCall(ReplayThread& thread) noexcept : thread_(&thread) { ++thread_->nested; }
   ~LibraryCall() {
     if (thread_) --thread_->nested;
   }

@@ -132,7 +132,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
     hash.add(reinterpret_cast<std::uintptr_t>(d));
     return hash.value();
   };
-  const Admitting admitting = config().graphs ? admit<true>(Family::lt_matmul, sample) : Admitting::kDirect;
+  const Admitting admitting = (m & mode::kGraphReplay) ? admit<true>(Family::lt_matmul, sample) : Admitting::kDirect;
   if (admitting == Admitting::kDeclined)
     return run_declined(Family::lt_matmul, m, [&] {
       return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,

@@ -92,12 +92,15 @@ struct RecordedCalls {
     Status status;
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
-    note_cudnn_call();
     status = real(object, rest...);
     if (status != 0 || object == nullptr) return status;
     if (!recording_creation<kKind>(m, caller)) {
       registry.forget(*object);
     } else {
+      // Noted only when recorded (a load fewer for the rest): a descriptor is made to be used, and
+      // the call that uses it is noted at its gate; a process whose only calls are creations the
+      // shim did not record has nothing for the report at exit to show.
+      note_cudnn_call();
       // No room: unknown, as if made around the shim.
       registry.created(*object, kKind, [&](replay::SlotWords words) -> std::uint32_t {
         if constexpr (!std::is_null_pointer_v<decltype(kDefaults)>) return kDefaults(words, rest...);
@@ -116,12 +119,12 @@ struct RecordedCalls {
     Status status;
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
-    note_cudnn_call();
     status = real(object, rest...);
     if (!recording_creation<kKind>(m, caller) || status != 0) {
       registry.forget(object);
       return status;
     }
+    note_cudnn_call();  // as in created()
     registry.created(object, kKind, [&](replay::SlotWords words) { return kRecord(words, 0, rest...); });
     return status;
   }

@@ -105,7 +105,7 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
     (add_to_sample(hash, kRoles[I], args), ...);
     return hash.value();
   };
-  const Admitting admitting = config().graphs ? admit<true>(family, sample) : Admitting::kDirect;
+  const Admitting admitting = (m & mode::kGraphReplay) ? admit<true>(family, sample) : Admitting::kDirect;
   if (admitting == Admitting::kDeclined) return run_declined(family, m, [&] { return real(args...); });
   typename Adapter::State state{};
   Counter refusal = Counter::kCount;
