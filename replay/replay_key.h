@@ -42,17 +42,17 @@ struct ReplayKey {
     add_pointer(pointer);
   }
   // `size` bytes, zero-padded to whole words (host scalars, records of descriptors).
+  // One look at the room left, then one copy (an algorithm's 64 bytes: four vector moves).
   void add_bytes(const void* bytes, std::size_t size) noexcept {
-    const auto* from = static_cast<const unsigned char*>(bytes);
-    for (; size >= 8; size -= 8, from += 8) {
-      std::uint64_t word;
-      std::memcpy(&word, from, 8);
-      add(word);
-    }
-    if (size != 0) {
+    if (__builtin_expect(size > 8 * MaxWords, 0)) return refuse();
+    const std::size_t whole = size / 8, tail = size % 8;
+    std::uint64_t* const at = extend(static_cast<std::uint32_t>(whole + (tail != 0)));
+    if (at == nullptr) return;
+    if (whole != 0) std::memcpy(at, bytes, 8 * whole);  // (no bytes may come with a null pointer)
+    if (tail != 0) {
       std::uint64_t word = 0;
-      std::memcpy(&word, from, size);
-      add(word);
+      std::memcpy(&word, static_cast<const unsigned char*>(bytes) + 8 * whole, tail);
+      at[whole] = word;
     }
   }
   // `count` more words, for the caller to fill (a record copied straight in); null, and the key

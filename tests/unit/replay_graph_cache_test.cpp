@@ -198,3 +198,27 @@ TEST_CASE("keys of other lengths, or differing in any one word, find other entri
   }
   cache.release(a, released);
 }
+
+// Watched failing: add_bytes that made room for the whole words only (a 12-byte scale then took one
+// word, its tail written past the key's length).
+TEST_CASE("a key's bytes: whole words, the tail zero-padded, and no more than the key holds", "[graphs][key]") {
+  const unsigned char bytes[33] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  Key k;
+  k.add_bytes(bytes, 12);
+  REQUIRE(k.complete);
+  REQUIRE(k.length == 2);
+  CHECK(k.words[0] == 0x0807060504030201ull);
+  CHECK(k.words[1] == 0x0c0b0a09ull);  // the tail's missing bytes are zeros
+  k.add_bytes(nullptr, 0);
+  CHECK(k.length == 2);
+  CHECK(k.complete);
+
+  Key full;
+  full.add_bytes(bytes, 33);  // five words into four
+  CHECK_FALSE(full.complete);
+  CHECK(full.length == 0);
+  Key exact;
+  exact.add_bytes(bytes, 32);
+  CHECK(exact.complete);
+  CHECK(exact.length == 4);
+}
