@@ -281,12 +281,13 @@ class DescriptorRegistry {
     std::size_t home;  // a slot
     std::uint32_t tag;
   };
-  // The home from the hash's top bits (its bucket's, then its way's), which every bit of the key
-  // stirs; the tag from its low half, a function of the key's low 32 bits alone that is one-to-one
-  // but for the `| 1` (a used way's tag is never 0): a tag two addresses of one bucket share costs
-  // a look at one more slot's key, nothing else.
+  // The home from the hash's top bits (its bucket's, then its way's), which every bit of the
+  // address stirs; the tag from its low half, a function of the address's low 32 bits alone that
+  // is one-to-one but for the `| 1` (a used way's tag is never 0): a tag two addresses of one
+  // bucket share costs a look at one more slot's key, nothing else. The hash is the address's, not
+  // the key's, so that forget()'s common miss needs no complement.
   static Place place_of(std::uintptr_t key) noexcept {
-    const std::uint64_t hash = key * 0x9e3779b97f4a7c15ull;
+    const std::uint64_t hash = ~key * 0x9e3779b97f4a7c15ull;
     return {static_cast<std::size_t>(hash >> (64 - kSlotBits)), static_cast<std::uint32_t>(hash) | 1};
   }
 

@@ -7,6 +7,7 @@
 namespace cudnn_fastpath::shim {
 
 __thread ReplayThread* t_replay __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread std::uint8_t t_records_unwanted __attribute__((tls_model("initial-exec"))) = 0;
 
 namespace {
 
@@ -20,6 +21,7 @@ __thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 // (acquire) sees everything this thread wrote into the block.
 void give_back(void* block) {
   t_replay = nullptr;
+  t_records_unwanted = 0;  // as a thread without a block
   t_exited = true;
   static_cast<ReplayThread*>(block)->owned.store(false, std::memory_order_release);
 }

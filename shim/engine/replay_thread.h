@@ -47,9 +47,15 @@ constexpr std::uint32_t readers_of(Records records) {
              : reader_bit(Admitted::lt_matmul) | reader_bit(Admitted::kHeuristic);
 }
 
+// A bit per kind of records (Records) that no cache of the calling thread wants now: what
+// records_wanted() reads on every descriptor call, one %fs-relative byte, no block pointer. Written
+// by the thread's own Admissions (a block's states are changed by its owner alone), 0 (every kind
+// wanted) for a thread without a block.
+extern __thread std::uint8_t t_records_unwanted __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 // The thread's admission state of each cache (replay/admission.h), and a summary of them that
-// records_wanted() reads on every descriptor call: a bit per kind of records that no cache wants
-// now. Every change of a state goes through here, so the summary follows it.
+// records_wanted() reads on every descriptor call (t_records_unwanted). Every change of a state
+// goes through here, so the summary follows it.
 class Admissions {
  public:
   using Rule = replay::Admission;
@@ -76,10 +82,11 @@ class Admissions {
   }
   const replay::AdmissionState& state(Admitted cache) const noexcept { return states_[static_cast<int>(cache)]; }
 
-  // Whether a cache that reads `records` wants them, or none of those caches is in use yet.
-  bool records_wanted(Records records) const noexcept { return !((unwanted_ >> static_cast<int>(records)) & 1); }
-
-  void reset() noexcept { *this = Admissions{}; }
+  // A fresh block's states, on the thread that claimed it.
+  void reset() noexcept {
+    *this = Admissions{};
+    t_records_unwanted = 0;
+  }
 
  private:
   replay::AdmissionState& at(Admitted cache) noexcept { return states_[static_cast<int>(cache)]; }
@@ -92,18 +99,19 @@ class Admissions {
     const replay::AdmissionState& s = states_[static_cast<int>(cache)];
     in_use_ = s.in_use != 0 ? in_use_ | bit : in_use_ & ~bit;
     wanting_ = Rule::wants_records(s) ? wanting_ | bit : wanting_ & ~bit;
-    unwanted_ = 0;
+    std::uint8_t unwanted = 0;
     for (int r = 0; r < static_cast<int>(Records::kCount); ++r) {
       const std::uint32_t readers = readers_of(static_cast<Records>(r));
-      if ((wanting_ & readers) == 0 && (in_use_ & readers) != 0) unwanted_ |= std::uint32_t{1} << r;
+      if ((wanting_ & readers) == 0 && (in_use_ & readers) != 0) unwanted |= std::uint8_t(1u << r);
     }
+    t_records_unwanted = unwanted;
   }
 
   replay::AdmissionState states_[kAdmitted];
   std::uint32_t in_use_ = 0;   // a bit per cache the thread has asked admit() for
   std::uint32_t wanting_ = 0;  // a bit per cache that wants records now (Rule::wants_records)
-  std::uint32_t unwanted_ = 0;  // a bit per Records that none of its readers wants, one of them in use
 };
+static_assert(static_cast<int>(Records::kCount) <= 8, "a bit per kind of records in t_records_unwanted");
 static_assert(kAdmitted <= 32, "a bit per cache");
 
 // A tensor descriptor being built, as far as its attributes were seen (backend_replay.cpp).
@@ -163,8 +171,7 @@ inline bool inside_library_call() noexcept {
 // yet (a program's first calls); no once all it uses back off: a program whose calls never repeat
 // then pays no record for keys it would not write (recorded_calls.h).
 inline bool records_wanted(Records records) noexcept {
-  const ReplayThread* t = t_replay;
-  return t == nullptr || t->admissions.records_wanted(records);
+  return !((t_records_unwanted >> static_cast<int>(records)) & 1);
 }
 
 // Marks the calling thread inside a library call for as long as it lives (nothing without a block).

@@ -177,9 +177,10 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
     return real(handle, desc, a, b, c, d, preference, requested, results, returned);
   };
   ReplayThread* t = replay_thread();
-  if (t == nullptr || requested < 1 || requested > kMaxAnswers || results == nullptr || returned == nullptr)
-    return direct();
-  if (!t->admissions.admit(Admitted::kHeuristic)) return direct();
+  // The cache's admission first: a call it declines (every call of a load whose Linears never
+  // repeat) looks at nothing else.
+  if (t == nullptr || !t->admissions.admit(Admitted::kHeuristic)) return direct();
+  if (requested < 1 || requested > kMaxAnswers || results == nullptr || returned == nullptr) return direct();
   Key key;
   key.add_pointer(handle);
   key.add(kHeuristic);

@@ -136,10 +136,14 @@ struct RecordedCalls {
     Status status;
     RealOf<kReal> real;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
-    status = real(object, rest...);
     if (!recorded_now<kKind>() || !programs_call(caller, 0)) {
+      // Unknown from this set on, made so before it (nothing reads a descriptor being set: the
+      // libraries' rule), so that the set is the call's last act, as it came.
       registry.forget(object);
-    } else if (status != 0) {
+      return real(object, rest...);
+    }
+    status = real(object, rest...);
+    if (status != 0) {
       registry.unknown(object);
     } else {
       registry.write(object, kKind, [&](replay::SlotWords words, std::uint32_t length) {
