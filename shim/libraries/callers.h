@@ -112,34 +112,29 @@ inline bool proxies_for(const Caller& c) noexcept {
 // Everything but a known caller whose binding is already published.
 const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept;
 
-// The library `caller` (a return address) reaches for `library`, and, when `proxies` is given,
-// whether `caller` may be handed proxy variant packs (proxies_for: asked only by the creation of a
+// The library `caller` (a return address) reaches for `library`, and the entry of `caller`'s
+// object that gave it (null for a caller not yet known, whose binding was made now: a gated call
+// asks the entry again, programs_call, without a second lookup); when `proxies` is given, whether
+// `caller` may be handed proxy variant packs (proxies_for: asked only by the creation of a
 // descriptor, not by every forwarded call). Never fails: a library that cannot be found gives a
 // binding whose pointers are null (and one message, once).
-inline const Binding& binding_for(Library library, const void* caller, bool* proxies = nullptr) noexcept {
-  if (Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller))) {
-    // Acquire: pairs with the CAS that published the binding, so its contents come with it.
-    if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) {
-      if (proxies != nullptr) *proxies = proxies_for(*c);
-      return *b;
-    }
-  }
-  return binding_for_new_caller(library, caller, proxies);
-}
-
-// binding_for(), and the entry of `caller`'s object that gave it (null for a caller not yet known,
-// whose binding was made now): a gated call asks the entry again (programs_call), without a second
-// lookup.
 struct Reach {
   const Binding& binding;
   const Caller* caller;
 };
-inline Reach reach_for(Library library, const void* caller) noexcept {
+inline Reach reach_for(Library library, const void* caller, bool* proxies = nullptr) noexcept {
   if (Caller* c = known_caller(reinterpret_cast<std::uintptr_t>(caller))) {
-    // Acquire: as in binding_for().
-    if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) return {*b, c};
+    // Acquire: pairs with the CAS that published the binding, so its contents come with it.
+    if (const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire)) {
+      if (proxies != nullptr) *proxies = proxies_for(*c);
+      return {*b, c};
+    }
   }
-  return {binding_for_new_caller(library, caller, nullptr), nullptr};
+  return {binding_for_new_caller(library, caller, proxies), nullptr};
+}
+// reach_for()'s binding alone.
+inline const Binding& binding_for(Library library, const void* caller, bool* proxies = nullptr) noexcept {
+  return reach_for(library, caller, proxies).binding;
 }
 
 // The entry of the object containing `caller`, made if need be (pinning the object); nullptr

@@ -45,7 +45,7 @@ std::uint32_t initialise() noexcept {
     if (cfg.wants_report()) m |= mode::kCounting;
     if (cfg.verify) m |= mode::kVerify;
     m |= allowed_features(cfg);
-    if (cfg.graphs) m |= mode::kGraphReplay;  // read by every cuBLAS call: one bit, not config()'s load
+    if (cfg.graphs) m |= mode::kGraphReplay;  // read by every table call and matmul: a bit, not config()
   }
   m = with_plain_skip(m);
   if (cfg.verbose && !g_said_loaded.exchange(true, std::memory_order_relaxed))

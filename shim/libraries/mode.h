@@ -22,7 +22,7 @@ inline constexpr std::uint32_t kPlainSkip = 1u << 7;  // skipping, and a skip ha
 inline constexpr std::uint32_t kGraphs = 1u << 8;     // feature: replay cached packs' executes as graphs
 inline constexpr std::uint32_t kLegacy = 1u << 9;     // feature: replay steady calls of cuDNN's legacy API
 inline constexpr std::uint32_t kCublas = 1u << 10;    // feature: cuBLASLt/cuBLAS replay and the heuristic cache
-inline constexpr std::uint32_t kGraphReplay = 1u << 11;  // CUDNN_FASTPATH_GRAPHS: the cuBLAS feature replays (no switch)
+inline constexpr std::uint32_t kGraphReplay = 1u << 11;  // CUDNN_FASTPATH_GRAPHS: table calls and matmuls may replay (no switch)
 inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs | kLegacy | kCublas;  // what the run-time switch moves
 }  // namespace mode
 

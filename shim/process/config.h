@@ -39,7 +39,7 @@ extern std::atomic<bool> g_config_read __attribute__((visibility("hidden")));
 const Config& read_config() noexcept;
 
 // Reads the environment the first time it is called (thread-safe); the same object afterwards,
-// for one load (every replayable call asks for its `graphs`). Acquire: pairs with read_config()'s
+// for one load (a relocated call asks for `relocate` and `verify`). Acquire: pairs with read_config()'s
 // release, so the fields are seen as read.
 inline const Config& config() noexcept {
   return __builtin_expect(g_config_read.load(std::memory_order_acquire), 1) ? g_config : read_config();
