@@ -92,9 +92,11 @@ class DescriptorRegistry {
   // room.
   template <typename Fill>
   bool created(const void* address, std::uint32_t kind, Fill&& fill) noexcept {
-    Slot* const slot = claim(key_of(address));
+    bool own = false;
+    Slot* const slot = claim(key_of(address), own);
     if (slot == nullptr) return false;
     const std::uint64_t sequence = begin_write(*slot);
+    if (own) carry(*slot, sequence);  // the address made again around a destroy the shim did not see
     slot->kind.store(kind, std::memory_order_relaxed);
     slot->length.store(fill(slot->words), std::memory_order_relaxed);
     end_write(*slot, sequence);
@@ -174,16 +176,23 @@ class DescriptorRegistry {
   // nothing (or the record is unknown, or being written). `peek(words, length)` sees the record's
   // words as read_versioned's `use` does, and what it reads is good only when not 0 is returned.
   // The common case of read_versioned, without the version's copy-out: a few loads.
-  template <typename Peek>
-  std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek) const noexcept {
+  //
+  // A record made over words that a value was kept for (its slot's last record's, as that record
+  // ended: carry()) is given that value, and keeps it, when `kept(words, length)` says that its
+  // words are all still those it was made over: the record's own code can tell (a writer stores
+  // only its own record's words, over the last record's), the registry cannot. A descriptor that
+  // PyTorch makes and sets for each call as it did for the last, at the address the last one left,
+  // is named so without a look at its words.
+  template <typename Peek, typename Kept>
+  std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek, Kept&& kept) noexcept {
     const std::uintptr_t key = key_of(address);
-    const Slot* const slot = find(key);
+    Slot* const slot = find(key);
     if (slot == nullptr) return 0;
     // Acquire, and the rest: as in read_slot().
     const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
     if ((before & 1) || slot->kind.load(std::memory_order_relaxed) != kind) return 0;
     const std::uint64_t value = remembered(*slot, before);
-    if (value == 0) return 0;
+    if (value == 0) return carried_if_kept(*slot, key, before, kind, peek, kept);
     peek(static_cast<const std::atomic<std::uint64_t>*>(slot->words), slot->length.load(std::memory_order_relaxed));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (slot->key.load(std::memory_order_acquire) != key) return 0;
@@ -245,6 +254,10 @@ class DescriptorRegistry {
     // kNothing, or kRemembering while a value is being kept).
     std::atomic<std::uint64_t> remembered_version{kNothing};
     std::atomic<std::uint64_t> remembered_value{0};
+    // What remember() had kept for the words as the slot's last record left them, and that
+    // record's kind (carry()): 0, nothing.
+    std::atomic<std::uint64_t> carried{0};
+    std::atomic<std::uint32_t> carried_kind{0};
   };
 
   // read() and read_versioned(): `use(slot, sequence, words, length)` sees the usable record of
@@ -390,14 +403,18 @@ class DescriptorRegistry {
   }
 
   // The slot for `key`: its own if it has one (a create at the address of a descriptor destroyed
-  // around the shim), else its home if free, else another free way of its bucket, or null.
-  Slot* claim(std::uintptr_t key) noexcept {
+  // around the shim: `own` is then set), else its home if free, else another free way of its
+  // bucket, or null.
+  Slot* claim(std::uintptr_t key, bool& own) noexcept {
     if (key == kNull) return nullptr;
     const Place place = place_of(key);
+    own = true;
     if (tagged_at_home(place, key)) return &slots_[place.home];
     const bool away = away_of(place.home).load(std::memory_order_relaxed) != 0;
     std::size_t at = away ? find_away(key, place) : kNowhere;
-    if (at == kNowhere) at = take(place.home, place.tag, key) ? place.home : claim_away(key, place);
+    if (at != kNowhere) return &slots_[at];
+    own = false;
+    at = take(place.home, place.tag, key) ? place.home : claim_away(key, place);
     return at == kNowhere ? nullptr : &slots_[at];
   }
   // Takes the way of slot `at` for `key` if it is free.
@@ -415,7 +432,7 @@ class DescriptorRegistry {
   }
   // Frees the way of slot `at`, `home` the home of its address.
   void vacate(std::size_t at, std::size_t home) noexcept {
-    make_unknown(slots_[at]);
+    make_unknown(slots_[at], /*carry_name=*/true);
     // Relaxed: ordered before the next claim by the tag's release. From here the way's key is no
     // address's until the next claim stores its own.
     slots_[at].key.store(0, std::memory_order_relaxed);
@@ -448,10 +465,43 @@ class DescriptorRegistry {
     return slot.remembered_version.load(std::memory_order_relaxed) == version ? value : 0;
   }
 
-  static void make_unknown(Slot& slot) noexcept {
+  static void make_unknown(Slot& slot, bool carry_name = false) noexcept {
     const std::uint64_t sequence = begin_write(slot);
+    if (carry_name) carry(slot, sequence);
     slot.length.store(0, std::memory_order_relaxed);
     end_write(slot, sequence);
+  }
+
+  // The slot's record ends at `version` (its last, whose write section the caller holds): what
+  // remember() kept for it, with its kind, is carried to the slot's next record (a writer stores
+  // only its own record's words, so that record is made over these words: Version::carried).
+  // Relaxed stores: inside the write section, whose sequence orders them for readers.
+  static void carry(Slot& slot, std::uint64_t version) noexcept {
+    slot.carried.store(remembered(slot, version), std::memory_order_relaxed);
+    slot.carried_kind.store(slot.kind.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  // remembered()'s record made over words a value was kept for, at version `before` of `slot`
+  // (whose key was `key`): that value, kept for this version too, if `kept` says the words are
+  // still those; else 0. Out of line: once per record made, not once per read.
+  template <typename Peek, typename Kept>
+  [[gnu::noinline]] std::uint64_t carried_if_kept(Slot& slot, std::uintptr_t key, std::uint64_t before,
+                                                  std::uint32_t kind, Peek& peek, Kept& kept) noexcept {
+    const std::uint64_t value = carried(slot, kind);
+    const std::atomic<std::uint64_t>* const words = slot.words;
+    const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
+    if (value == 0 || length == 0 || length > Words || !kept(words, length)) return 0;
+    peek(words, length);
+    // Acquire, and the rest: as in read_slot().
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.key.load(std::memory_order_acquire) != key) return 0;
+    if (slot.sequence.load(std::memory_order_relaxed) != before) return 0;
+    remember(Version{&slot, before, 0}, value);
+    return value;
+  }
+  // What was carried to the slot's record, if that is a record of `kind`. Relaxed: read between a
+  // reader's two looks at the sequence, like the words.
+  static std::uint64_t carried(const Slot& slot, std::uint32_t kind) noexcept {
+    return slot.carried_kind.load(std::memory_order_relaxed) == kind ? slot.carried.load(std::memory_order_relaxed) : 0;
   }
 
   // The slots first: their fields are then at fixed offsets from the registry's own address.

@@ -65,9 +65,15 @@ constexpr std::uint32_t record_words(std::uint64_t attributes) { return 65 - __b
 static_assert(((kMatmulDescAttributes | kLayoutAttributes | kPreferenceAttributes | kEmulationAttributes) >> 56) == 0,
               "a key holds a record's kind above its mask (blas_keys.h)");
 
-// 2048 objects (PyTorch makes and destroys its descriptors around each call), 40 words each: a
-// matmul descriptor's mask and attributes 0 to 38.
-using BlasRegistry = replay::DescriptorRegistry<2048, record_words(kMatmulDescAttributes)>;
+// Past its attributes, a cuBLASLt descriptor's record keeps whether it is the record it was made
+// over (the slot's last: record_names.h): that record's mask, and kKeptBit while every attribute
+// written was the value already there. The record is its last one when its mask is that mask too.
+inline constexpr std::uint32_t kKeptWord = record_words(kMatmulDescAttributes);
+inline constexpr std::uint64_t kKeptBit = std::uint64_t{1} << 63;
+
+// 2048 objects (PyTorch makes and destroys its descriptors around each call), 41 words each: a
+// matmul descriptor's mask, attributes 0 to 38 and kKeptWord.
+using BlasRegistry = replay::DescriptorRegistry<2048, kKeptWord + 1>;
 extern BlasRegistry g_blas_objects __attribute__((visibility("hidden")));
 // The names of their records' contents (record_names.h): 512 contents.
 using BlasNames = replay::RecordIds<64, 8, record_words(kMatmulDescAttributes)>;

@@ -77,7 +77,11 @@ struct MatmulDescAttributes {
     attribute(CUBLASLT_MATMUL_DESC_SCALE_TYPE, desc->scale_type);
     attribute(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, desc->emulation);
   };
-  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek);
+  // Whether the record is the one it was made over (blas.h's kKeptWord).
+  auto kept = [](const std::atomic<std::uint64_t>* words, std::uint32_t) {
+    return words[kKeptWord].load(std::memory_order_relaxed) == (words[0].load(std::memory_order_relaxed) | kKeptBit);
+  };
+  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek, kept);
   if (name == 0) {
     key.refuse();
     return false;

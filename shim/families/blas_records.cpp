@@ -30,10 +30,16 @@ using Words = replay::SlotWords;
 // A descriptor's record is usable at this length (a key reads it by its mask: blas_keys.h).
 constexpr std::uint32_t kUsable = 1;
 
-bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
+// Inline, and the copy's size spelt out for the common ones, so that a create's puts and a set of a
+// 4- or 8-byte attribute are a load and a few stores, not a call of memcpy.
+[[gnu::always_inline]] inline bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
   if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
   std::uint64_t value = 0;
-  std::memcpy(&value, bytes, size);
+  if (size == 8) std::memcpy(&value, bytes, 8);
+  else if (size == 4) std::memcpy(&value, bytes, 4);
+  else std::memcpy(&value, bytes, size);
+  if (w[1 + id].load(std::memory_order_relaxed) != value)
+    w[kKeptWord].store(w[kKeptWord].load(std::memory_order_relaxed) & ~kKeptBit, std::memory_order_relaxed);
   w[1 + id].store(value, std::memory_order_relaxed);
   w[0].store(w[0].load(std::memory_order_relaxed) | std::uint64_t{1} << id, std::memory_order_relaxed);
   return true;
@@ -50,8 +56,9 @@ std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void
   return put(w, kAttributes, id, buf, size) ? length : 0;
 }
 
-// A fresh record: no attribute set but those of the create.
+// A fresh record: no attribute set but those of the create, made over the slot's last record (blas.h).
 std::uint32_t no_attributes(Words w) {
+  w[kKeptWord].store(w[0].load(std::memory_order_relaxed) | kKeptBit, std::memory_order_relaxed);
   w[0].store(0, std::memory_order_relaxed);
   return kUsable;
 }

@@ -2,7 +2,9 @@
 // object (its kind above its record's name) instead of its record's words, so that a cuBLASLt matmul's
 // key is a third as long. A version of a record is named once, by the registry's table of names
 // from its words, and its name kept beside it in the registry (remember()): a record read again
-// unchanged is named without a look at its words.
+// unchanged is named without a look at its words, and so is one made over the words of a record
+// named before, when its own code can tell that it wrote nothing else (`kept`: the registry's
+// remembered()).
 #pragma once
 
 #include <atomic>
@@ -47,10 +49,15 @@ template <typename Registry, typename Names, typename Copy, typename Peek>
   return name;
 }
 
-template <typename Registry, typename Names, typename Copy, typename Peek>
+// For a kind whose records cannot tell whether they were made over words of their own.
+struct NeverKept {
+  bool operator()(const std::atomic<std::uint64_t>*, std::uint32_t) const noexcept { return false; }
+};
+
+template <typename Registry, typename Names, typename Copy, typename Peek, typename Kept = NeverKept>
 [[gnu::always_inline]] inline std::uint64_t record_name(Registry& registry, Names& names, const void* object, std::uint32_t kind,
-                                 Copy&& copy, Peek&& peek) noexcept {
-  if (const std::uint64_t name = registry.remembered(object, kind, peek)) return name;
+                                 Copy&& copy, Peek&& peek, Kept&& kept = Kept{}) noexcept {
+  if (const std::uint64_t name = registry.remembered(object, kind, peek, kept)) return name;
   return name_record(registry, names, object, kind, copy, peek);
 }
 

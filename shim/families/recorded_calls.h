@@ -59,16 +59,21 @@ struct RecordedCalls {
   // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on
   // and records are wanted, or the kind is a handle's.
   template <std::uint32_t kKind>
-  static bool recording_creation(std::uint32_t m, const void* caller) noexcept {
-    return (((m & kFeature) && recorded_now<kKind>()) || ((kAlwaysRecorded >> kKind) & 1)) && programs_call(caller, 0);
+  static bool recording_creation(std::uint32_t m, const void* caller, const Caller* known) noexcept {
+    return (((m & kFeature) && recorded_now<kKind>()) || ((kAlwaysRecorded >> kKind) & 1)) &&
+           programs_call(caller, 0, known);
   }
 
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
   // older than these entries, to the library), a caller without the library gets its error.
-  // Returns whether the call is done, with its status.
+  // Returns whether the call is done, with its status; `known` is the caller's entry that gave
+  // `real` (reach_for), for programs_call.
   template <auto kReal, std::size_t kOffset, auto kLeader, typename... Args>
-  static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, Args... args) {
-    real = binding_for(library, caller).real.*kReal;
+  static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, const Caller*& known,
+                        Args... args) {
+    const Reach reach = reach_for(library, caller);
+    real = reach.binding.real.*kReal;
+    known = reach.caller;
     if (m & mode::kFollower) {
       const DispatchV1& lead = leader();
       status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
@@ -91,10 +96,11 @@ struct RecordedCalls {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    const Caller* known;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
     status = real(object, rest...);
     if (status != 0 || object == nullptr) return status;
-    if (!recording_creation<kKind>(m, caller)) {
+    if (!recording_creation<kKind>(m, caller, known)) {
       registry.forget(*object);
     } else {
       // Noted only when recorded (a load fewer for the rest): a descriptor is made to be used, and
@@ -118,9 +124,10 @@ struct RecordedCalls {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
+    const Caller* known;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
     status = real(object, rest...);
-    if (!recording_creation<kKind>(m, caller) || status != 0) {
+    if (!recording_creation<kKind>(m, caller, known) || status != 0) {
       registry.forget(object);
       return status;
     }
@@ -135,8 +142,9 @@ struct RecordedCalls {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object, rest...)) return status;
-    if (!recorded_now<kKind>() || !programs_call(caller, 0)) {
+    const Caller* known;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
+    if (!recorded_now<kKind>() || !programs_call(caller, 0, known)) {
       // Unknown from this set on, made so before it (nothing reads a descriptor being set: the
       // libraries' rule), so that the set is the call's last act, as it came.
       registry.forget(object);
@@ -158,7 +166,8 @@ struct RecordedCalls {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, object)) return status;
+    const Caller* known;
+    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object)) return status;
     registry.forget(object);  // before the address can come back
     // By type, not value: `function != nullptr` of a function another file defines is no constant
     // expression under -fsanitize=undefined (GCC), and the ASan+UBSan build would not compile.

@@ -105,6 +105,7 @@ constexpr Case kCases[] = {
     {"mixed", mixed},
     {"capture_cost", capture_cost},
     {"records_back_off", records_back_off},
+    {"made_again", made_again},
     {"dlsym_setter", dlsym_setter},
     {"relocation", relocation},
     {"relocation_streams", relocation_streams},

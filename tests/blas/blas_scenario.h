@@ -213,6 +213,7 @@ int miss_heavy();
 int mixed();
 int capture_cost();
 int records_back_off();
+int made_again();
 int dlsym_setter();
 int relocation();
 int relocation_streams();

@@ -6,15 +6,18 @@ namespace blas_scenario {
 namespace {
 
 // A Linear as PyTorch makes it: a matmul descriptor, three layouts and a preference made and set
-// around the heuristic and the matmul, then destroyed. `rows`: the batch's row count.
+// around the heuristic and the matmul, then destroyed. `rows`: the batch's row count; A transposed
+// (TRANSA set) unless `transpose_a` is false (TRANSA not set: cuBLASLt's default, not transposed).
 void pytorch_linear(const LtObjects& o, std::uint64_t rows, const Scalar& alpha, const Scalar& beta, Buffer& a,
-                    Buffer& b, Buffer& c, Buffer& d, Counts& counts) {
+                    Buffer& b, Buffer& c, Buffer& d, Counts& counts, bool transpose_a = true) {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t layouts[4] = {};
   cublasLtMatmulPreference_t preference = nullptr;
   must(g_api.cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
   const cublasOperation_t transpose = CUBLAS_OP_T;
-  must(g_api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose), "transa");
+  if (transpose_a)
+    must(g_api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose),
+         "transa");
   const std::uint64_t shapes[4][2] = {{16, rows}, {16, 32}, {rows, 32}, {rows, 32}};
   for (int i = 0; i < 4; ++i)
     must(g_api.cublasLtMatrixLayoutCreate(&layouts[i], CUDA_R_32F, shapes[i][0], shapes[i][1],
@@ -137,6 +140,31 @@ int records_back_off() {
   before = Snapshot::now();
   for (int i = 0; i < kAfter; ++i) checked(kept, counts);
   print_since(before, "after.");
+  print_counts(counts);
+  return 0;
+}
+
+// PyTorch-style Linears made for each call in blocks of 8 alike: A transposed in every other block,
+// and the row count one of three in turn. Each descriptor is made at the address its twin just
+// left, over that twin's words (the registry's slot), which name it without a look at its words
+// when the record is its twin's (record_names.h). A block's first matmul descriptor writes only
+// values its slot already holds (the TRANSA word keeps the transposed block's value across the
+// untransposed one) and differs from its twin only in which attributes were set; its layouts set
+// the same attributes to other rows. Each must be keyed as itself, never as its twin.
+int made_again() {
+  constexpr int kBlocks = 6, kBlock = 8;
+  Counts counts;
+  LtObjects o;
+  o.open();
+  Scalar alpha{1.5f}, beta{0.25f};
+  Buffer a{0xA0}, b{0xB0}, c{0xC0}, d;
+  const Snapshot before = Snapshot::now();
+  for (int i = 0; i < kBlocks * kBlock; ++i) {
+    const int block = i / kBlock;
+    pytorch_linear(o, 64 + 16 * (block % 3), alpha, beta, a, b, c, d, counts, block % 2 == 0);
+  }
+  print_since(before, "");
+  print("calls", kBlocks * kBlock);
   print_counts(counts);
   return 0;
 }

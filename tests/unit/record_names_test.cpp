@@ -37,8 +37,9 @@ Read read(const Registry& r, const void* address) {
                             });
   return out;
 }
-std::uint64_t remembered(const Registry& r, const void* address) {
-  return r.remembered(address, kKind, [](const std::atomic<std::uint64_t>*, std::uint32_t) {});
+std::uint64_t remembered(Registry& r, const void* address) {
+  return r.remembered(address, kKind, [](const std::atomic<std::uint64_t>*, std::uint32_t) {},
+                      [](const std::atomic<std::uint64_t>*, std::uint32_t) { return false; });
 }
 std::uint32_t one_word(SlotWords w, std::uint64_t value) {
   w[0].store(value, std::memory_order_relaxed);
