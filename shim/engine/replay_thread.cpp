@@ -8,6 +8,8 @@ namespace cudnn_fastpath::shim {
 
 __thread ReplayThread* t_replay __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread std::uint8_t t_records_unwanted __attribute__((tls_model("initial-exec"))) = 0;
+__thread std::uint32_t t_recorded_creations[static_cast<int>(Records::kCount)] __attribute__((tls_model("initial-exec"))) =
+    {};
 
 namespace {
 
@@ -60,6 +62,12 @@ CUDNN_FASTPATH_COLD ReplayThread* claim_replay_thread() noexcept {
     return &block;
   }
   return nullptr;
+}
+
+// note_recorded_creation()'s count reached its bound: the summary says so from now on (a block
+// claimed now, if need be, starts with it: Admissions::reset).
+CUDNN_FASTPATH_COLD void records_went_idle() noexcept {
+  if (ReplayThread* t = replay_thread()) t->admissions.summarize();
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -53,6 +53,12 @@ constexpr std::uint32_t readers_of(Records records) {
 // wanted) for a thread without a block.
 extern __thread std::uint8_t t_records_unwanted __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
+// How many objects of each kind of records the calling thread has had recorded, counted up to
+// kIdleCreations (note_recorded_creation).
+inline constexpr std::uint32_t kIdleCreations = 4096;
+extern __thread std::uint32_t t_recorded_creations[static_cast<int>(Records::kCount)]
+    __attribute__((visibility("hidden"), tls_model("initial-exec")));
+
 // The thread's admission state of each cache (replay/admission.h), and a summary of them that
 // records_wanted() reads on every descriptor call (t_records_unwanted). Every change of a state
 // goes through here, so the summary follows it.
@@ -85,7 +91,21 @@ class Admissions {
   // A fresh block's states, on the thread that claimed it.
   void reset() noexcept {
     *this = Admissions{};
-    t_records_unwanted = 0;
+    summarize();
+  }
+
+  // t_records_unwanted from the states: a kind of records is unwanted while the caches that read it
+  // that the thread uses all back off, or, before it uses any, once it has had kIdleCreations of
+  // them recorded (note_recorded_creation).
+  void summarize() noexcept {
+    std::uint8_t unwanted = 0;
+    for (int r = 0; r < static_cast<int>(Records::kCount); ++r) {
+      const std::uint32_t readers = readers_of(static_cast<Records>(r));
+      const bool idle =
+          (in_use_ & readers) == 0 ? t_recorded_creations[r] >= kIdleCreations : (wanting_ & readers) == 0;
+      if (idle) unwanted |= std::uint8_t(1u << r);
+    }
+    t_records_unwanted = unwanted;
   }
 
  private:
@@ -99,12 +119,7 @@ class Admissions {
     const replay::AdmissionState& s = states_[static_cast<int>(cache)];
     in_use_ = s.in_use != 0 ? in_use_ | bit : in_use_ & ~bit;
     wanting_ = Rule::wants_records(s) ? wanting_ | bit : wanting_ & ~bit;
-    std::uint8_t unwanted = 0;
-    for (int r = 0; r < static_cast<int>(Records::kCount); ++r) {
-      const std::uint32_t readers = readers_of(static_cast<Records>(r));
-      if ((wanting_ & readers) == 0 && (in_use_ & readers) != 0) unwanted |= std::uint8_t(1u << r);
-    }
-    t_records_unwanted = unwanted;
+    summarize();
   }
 
   replay::AdmissionState states_[kAdmitted];
@@ -166,11 +181,22 @@ inline bool inside_library_call() noexcept {
   return t != nullptr && (t->capturing || t->nested != 0);
 }
 
+// A creation of an object of `records` was recorded on the calling thread. A thread that has had
+// kIdleCreations of them recorded without once asking a cache that reads them (an LSTM's tensor
+// descriptors: cuDNN's RNN API is not replayed) records no more of them until it does: the records
+// it would keep are never read. One it makes after that and uses later is unknown (its calls run
+// directly). A thread-local count, so that a thread without a replay block claims none for it.
+void records_went_idle() noexcept;
+inline void note_recorded_creation(Records records) noexcept {
+  std::uint32_t& n = t_recorded_creations[static_cast<int>(records)];
+  if (__builtin_expect(n < kIdleCreations, 1) && ++n == kIdleCreations) records_went_idle();
+}
+
 // Whether the calling thread should record objects of `records` as the program makes and sets
 // them. Yes while one of the caches that read them (readers_of) it uses admits, or is about to
-// probe, and while it uses none yet (a program's first calls); no once all it uses back off: a
-// program whose calls never repeat then pays no record for keys it would not write
-// (recorded_calls.h).
+// probe, and while it uses none yet (a program's first calls), up to Admissions::kIdleCreations
+// creations; no once all it uses back off: a program whose calls never repeat then pays no record
+// for keys it would not write (recorded_calls.h), and nor does one whose calls never read them.
 inline bool records_wanted(Records records) noexcept {
   return !((t_records_unwanted >> static_cast<int>(records)) & 1);
 }

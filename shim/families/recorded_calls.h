@@ -64,6 +64,13 @@ struct RecordedCalls {
            programs_call(caller, 0, known);
   }
 
+  // A creation of `kind` was recorded: counted, so that a thread whose caches never read them
+  // stops recording them (note_recorded_creation in replay_thread.h). Handles are not.
+  template <std::uint32_t kKind>
+  static void note_recorded_creation() noexcept {
+    if constexpr (!((kAlwaysRecorded >> kKind) & 1)) shim::note_recorded_creation(kRecords);
+  }
+
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
   // older than these entries, to the library), a caller without the library gets its error.
   // Returns whether the call is done, with its status; `known` is the caller's entry that gave
@@ -107,6 +114,7 @@ struct RecordedCalls {
       // the call that uses it is noted at its gate; a process whose only calls are creations the
       // shim did not record has nothing for the report at exit to show.
       note_cudnn_call();
+      note_recorded_creation<kKind>();
       // No room: unknown, as if made around the shim.
       registry.created(*object, kKind, [&](replay::SlotWords words) -> std::uint32_t {
         if constexpr (!std::is_null_pointer_v<decltype(kDefaults)>) return kDefaults(words, rest...);
@@ -132,6 +140,7 @@ struct RecordedCalls {
       return status;
     }
     note_cudnn_call();  // as in created()
+    note_recorded_creation<kKind>();
     registry.created(object, kKind, [&](replay::SlotWords words) { return kRecord(words, 0, rest...); });
     return status;
   }

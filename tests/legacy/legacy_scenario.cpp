@@ -444,7 +444,7 @@ constexpr Case kCases[] = {
     {"around", around},       {"arguments", arguments}, {"factor", factor},
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
     {"inner", inner},         {"forget", forget},   {"threads", threads},
-    {"fork", fork_child},     {"declined", declined},   {"relocation", relocation},
+    {"fork", fork_child},     {"declined", declined}, {"idle_records", idle_records},   {"relocation", relocation},
 };
 
 }  // namespace

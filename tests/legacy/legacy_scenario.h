@@ -203,5 +203,6 @@ int threads();
 int fork_child();
 int declined();
 int relocation();
+int idle_records();
 
 }  // namespace legacy_scenario

@@ -564,3 +564,18 @@ TEST_CASE("relocation: batch norms with a new input and output every call, in ea
       }
     }
 }
+
+// Watched failing with Admissions::recorded_creation() never counting (replay_thread.h: the World
+// made after 5000 unread tensor descriptors recorded, unknown 0, 6 of its 8 calls launched).
+TEST_CASE("records: a thread that never reads its descriptors stops recording them, and records again once it does",
+          "[legacy][admission]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "idle_records");
+    check_sound(o, mode);
+    CHECK(o["idle.shim.legacy_bn_unknown"] == 8);  // made unrecorded: every call direct
+    CHECK(o["idle.launches"] == 0);
+    CHECK(o["after.shim.legacy_bn_unknown"] == 0);  // recorded again: replayed
+    CHECK(o["after.launches"] >= 4);
+  }
+}
