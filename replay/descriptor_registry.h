@@ -474,7 +474,7 @@ class DescriptorRegistry {
 
   // The slot's record ends at `version` (its last, whose write section the caller holds): what
   // remember() kept for it, with its kind, is carried to the slot's next record (a writer stores
-  // only its own record's words, so that record is made over these words: Version::carried).
+  // only its own record's words, so that record is made over these words: remembered()).
   // Relaxed stores: inside the write section, whose sequence orders them for readers.
   static void carry(Slot& slot, std::uint64_t version) noexcept {
     slot.carried.store(remembered(slot, version), std::memory_order_relaxed);
