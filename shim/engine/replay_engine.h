@@ -27,6 +27,7 @@
 #include "replay/graph_cache.h"
 #include "replay/replay_key.h"
 #include "shim/engine/replay_thread.h"
+#include "shim/libraries/callers.h"
 #include "shim/libraries/mode.h"
 #include "shim/libraries/real_symbols.h"
 #include "shim/process/counters.h"
@@ -156,5 +157,14 @@ void forget_families(unsigned features) noexcept;
 // The driver the calls of `caller` reach, when it is loaded and has everything graph replay
 // uses; nullptr otherwise (every call is then direct).
 const Binding* driver_for(const void* caller) noexcept;
+// The same for a caller whose entry `known` reach_for() found: its driver binding, once made, is
+// taken from the entry without a second lookup of the caller.
+inline const Binding* driver_for(const void* caller, const Caller* known) noexcept {
+  // Acquire: pairs with the CAS that published the binding, as in reach_for().
+  const Binding* b =
+      known != nullptr ? known->bindings[static_cast<int>(Library::kCuda)].load(std::memory_order_acquire) : nullptr;
+  if (b == nullptr) return driver_for(caller);
+  return b->replays ? b : nullptr;
+}
 
 }  // namespace cudnn_fastpath::shim

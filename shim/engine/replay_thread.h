@@ -194,9 +194,9 @@ inline void note_recorded_creation(Records records) noexcept {
 
 // Whether the calling thread should record objects of `records` as the program makes and sets
 // them. Yes while one of the caches that read them (readers_of) it uses admits, or is about to
-// probe, and while it uses none yet (a program's first calls), up to Admissions::kIdleCreations
-// creations; no once all it uses back off: a program whose calls never repeat then pays no record
-// for keys it would not write (recorded_calls.h), and nor does one whose calls never read them.
+// probe, and while it uses none yet (a program's first calls), up to kIdleCreations creations; no
+// once all it uses back off: a program whose calls never repeat then pays no record for keys it
+// would not write (recorded_calls.h), and nor does one whose calls never read them.
 inline bool records_wanted(Records records) noexcept {
   return !((t_records_unwanted >> static_cast<int>(records)) & 1);
 }

@@ -13,7 +13,6 @@
 #include "shim/engine/replay_engine.h"
 #include "shim/families/blas.h"
 #include "shim/families/record_names.h"
-#include "shim/libraries/callers.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -91,17 +90,10 @@ struct MatmulDescAttributes {
   return true;
 }
 
-// The CUDA context current on the calling thread (a cuBLASLt handle is tied to none), or null.
-// `known`: the caller's entry (reach_for), whose driver binding, once made, is taken without a
-// second lookup of the caller.
+// The CUDA context current on the calling thread (a cuBLASLt handle is tied to none), or null;
+// `known`: the caller's entry (reach_for), or null.
 inline CUcontext current_context(const void* caller, const Caller* known) noexcept {
-  const Binding* driver = nullptr;
-  // Acquire: pairs with the CAS that published the binding, as in reach_for().
-  if (const Binding* b = known != nullptr ? known->bindings[static_cast<int>(Library::kCuda)].load(std::memory_order_acquire)
-                                          : nullptr)
-    driver = b->replays ? b : nullptr;
-  else
-    driver = driver_for(caller);
+  const Binding* driver = driver_for(caller, known);
   CUcontext context = nullptr;
   if (driver == nullptr || driver->real.cuCtxGetCurrent(&context) != CUDA_SUCCESS) return nullptr;
   return context;
