@@ -42,13 +42,23 @@ enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
 // The descriptor and the four layouts, into `key`; the descriptor's attributes the key needs into
-// `desc`. False when the descriptor is unknown (the key is refused).
+// `desc`. False when the descriptor is unknown (the key is refused). The emulation descriptor the
+// matmul descriptor names is a part of it, and takes a word only when there is one (the matmul
+// descriptor's record, before it, says whether). A layout passed again (PyTorch's C and D are one)
+// is read once: later places take the word kSameLayout above the first place's index, which no
+// record's word has (a record's kind is its top byte: record_names.h).
+constexpr std::uint64_t kSameLayout = std::uint64_t{0xFF} << 56;
 bool add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                    cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, MatmulDescAttributes& desc) noexcept {
   if (!add_record(key, operation, kMatmulDesc, false, &desc)) return false;
-  // The emulation descriptor the matmul descriptor names is a part of it.
-  add_record(key, reinterpret_cast<const void*>(desc.emulation), kEmulation, true);
-  for (cublasLtMatrixLayout_t l : {a, b, c, d}) add_record(key, l, kLayout);
+  if (desc.emulation != 0) add_record(key, reinterpret_cast<const void*>(desc.emulation), kEmulation);
+  const cublasLtMatrixLayout_t layouts[4] = {a, b, c, d};
+  for (int i = 0; i < 4; ++i) {
+    int first = 0;
+    while (layouts[first] != layouts[i]) ++first;
+    if (first == i || layouts[i] == nullptr) add_record(key, layouts[i], kLayout);
+    else key.add(kSameLayout | static_cast<std::uint64_t>(first));
+  }
   return true;
 }
 
@@ -77,14 +87,19 @@ struct Matmul {
   }
 };
 
-// alpha and beta as the pointer mode reads them.
+// alpha and beta as the pointer mode reads them (the mode and the scale type are the matmul
+// descriptor's, whose record the key holds). Two host scales of at most 4 bytes share a word.
 void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, const void* beta) noexcept {
-  const auto mode = static_cast<std::int32_t>(desc.pointer_mode);
-  const auto scale = static_cast<std::int32_t>(desc.scale_type);
-  const std::uint32_t size = scale_bytes(scale);
-  key.add(static_cast<std::uint64_t>(mode));
-  switch (mode) {
+  const std::uint32_t size = scale_bytes(static_cast<std::int32_t>(desc.scale_type));
+  switch (static_cast<std::int32_t>(desc.pointer_mode)) {
     case CUBLASLT_POINTER_MODE_HOST:
+      if (alpha != nullptr && beta != nullptr && size != 0 && size <= 4) {
+        std::uint32_t both[2] = {0, 0};
+        std::memcpy(&both[0], alpha, size);
+        std::memcpy(&both[1], beta, size);
+        key.add_bytes(both, sizeof both);
+        break;
+      }
       add_host_scale(key, alpha, size);
       add_host_scale(key, beta, size);
       break;
@@ -145,12 +160,11 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   if (admitting == Admitting::kDirect) return static_cast<cublasStatus_t>(run_direct(call, m));
   Key key;
   key.add_pointer(handle);
-  key.add(kMatmul);
+  key.add(kMatmul | std::uint64_t{algo != nullptr} << 8);
   key.add_pointer(current_context(caller, reach.caller));
   MatmulDescAttributes attributes;
   if (add_operation(key, desc, a_desc, b_desc, c_desc, d_desc, attributes)) add_scales(key, attributes, alpha, beta);
   for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_tensor(pointer);
-  key.add(algo != nullptr);
   if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
   key.add_tensor(workspace);
   key.add(workspace_size);
@@ -183,12 +197,11 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   if (requested < 1 || requested > kMaxAnswers || results == nullptr || returned == nullptr) return direct();
   Key key;
   key.add_pointer(handle);
-  key.add(kHeuristic);
+  key.add(kHeuristic | static_cast<std::uint64_t>(requested) << 8);  // requested: 1 to kMaxAnswers
   key.add_pointer(current_context(caller, reach.caller));
   MatmulDescAttributes attributes;
   add_operation(key, desc, a, b, c, d, attributes);
   add_record(key, preference, kPreference);
-  key.add(static_cast<std::uint64_t>(requested));
   if (!key.complete || key.words[2] == 0) return direct();
   // The answer goes straight into the program's results: on a miss they are the library's to write.
   int given = 0;

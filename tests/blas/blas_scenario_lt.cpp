@@ -169,6 +169,10 @@ int lt_changes() {
                          set_layout(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, static_cast<std::int32_t>(which == 1 ? 2 : 1));
                        }});
   }
+  // One layout passed twice (PyTorch's C and D): D as C's, then as B's, whose contents differ.
+  changes.push_back({"layout_d_as_c_then_b", [&](int which) {
+                       m.d_desc = o.layouts[which == 0 ? 2 : which == 1 ? 1 : 3];
+                     }});
   changes.push_back({"alpha", [&](int which) { alpha = which == 1 ? alpha_other : Scalar{1.5f}; }});
   changes.push_back({"beta", [&](int which) { beta = which == 1 ? beta_other : Scalar{0.25f}; }});
   changes.push_back({"a", [&](int which) { m.a = which == 1 ? a2.get() : a.get(); }});
