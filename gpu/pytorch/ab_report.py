@@ -130,7 +130,8 @@ def census_text(census, timed_iterations):
     moved = {k: v / timed_iterations for k, v in census.items() if v}
     families = shimstats.replay_families(moved)
     keys = [k for k in moved if k.endswith("_launches") or k.startswith(("heuristic_", "pack_"))
-            or any(k.startswith(f"{f}_") for f in families) or k in shimstats.BACKEND_KEYS]
+            or any(k.startswith(f"{f}_") for f in families) or k in shimstats.BACKEND_KEYS
+            or k == "library_calls"]
     calls = shimstats.calls_text(census, timed_iterations)
     return (f"calls per iteration: {calls or 'none counted (no replay on, or none reached the shim)'}; counters: "
             + (", ".join(f"{k} {moved[k]:g}" for k in keys) or "nothing replayed or cached"))

@@ -58,6 +58,7 @@ __attribute__((always_inline)) inline bool answered_at_gate(Status& status, cons
     return true;
   }
   if (!(m & gate.feature) || !programs_call(caller, gate.declined, known)) {
+    if ((m & mode::kCounting) && (m & gate.feature)) count(Counter::library_calls);
     const LibraryCall inside;
     status = real(args...);
     return true;

@@ -208,11 +208,12 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("cuda.bad_launches", after.cuda.bad_launches, before.cuda.bad_launches);
   print(prefix + "cuda.live_execs", static_cast<long long>(after.cuda.live_execs));
   if (!after.shim || !before.shim) return;
-  // The shim's counters of the cuBLAS families, of the heuristic cache and of relocation.
+  // The shim's counters of the cuBLAS families, of the heuristic cache, of relocation and of the
+  // calls that were not the program's own.
 #define BLAS_SCENARIO_SHIM_COUNTER(name, group, label, what)                                          \
   if (std::strncmp(#name, "lt_matmul_", 10) == 0 || std::strncmp(#name, "gemm_", 5) == 0 ||           \
       std::strncmp(#name, "typed_gemm_", 11) == 0 || std::strncmp(#name, "heuristic_", 10) == 0 ||    \
-      std::strncmp(#name, "reloc", 5) == 0)                                                           \
+      std::strncmp(#name, "reloc", 5) == 0 || std::strcmp(#name, "library_calls") == 0)                  \
     put("shim." #name, after.stats.name, before.stats.name);
   CUDNN_FASTPATH_COUNTERS(BLAS_SCENARIO_SHIM_COUNTER)
 #undef BLAS_SCENARIO_SHIM_COUNTER

@@ -354,10 +354,13 @@ TEST_CASE("cuBLAS's own cuBLASLt matmuls: left alone, captured with the GEMM, ne
     CHECK(o["through.lt.replays"] == 8);   // with each of its launches
     CHECK(o["through.blas.replays"] == 8);
     CHECK(lt_matmul_counted(o, "through.") == 0);
+    // Counted as the libraries' own, with those of each checked call's reference GEMM (10 a phase).
+    CHECK(o["through.shim.library_calls"] == 3 + 10);
     CHECK(o["around.blas.inner_lt_calls"] == 10);
     CHECK(o["around.lt.calls"] == 10);
     CHECK(o["around.cuda.captures"] == 0);
     CHECK(lt_matmul_counted(o, "around.") == 0);
+    CHECK(o["around.shim.library_calls"] == 10 + 10);
   }
 }
 
@@ -401,11 +404,13 @@ TEST_CASE("cuDNN's own cuBLASLt matmuls: left alone, inside a capture of the cuD
     CHECK(o["through.lt.captured"] == 1);  // into the execute's graph
     CHECK(o["through.lt.replays"] == 8);
     CHECK(lt_matmul_counted(o, "through.") == 0);
+    CHECK(o["through.shim.library_calls"] == 3);  // counted as the libraries' own
     CHECK(o["around.cudnn.executes"] == 10);
     CHECK(o["around.cudnn.inner_matmuls"] == 10);
     CHECK(o["around.lt.calls"] == 10);
     CHECK(o["around.cuda.captures"] == 0);
     CHECK(lt_matmul_counted(o, "around.") == 0);
+    CHECK(o["around.shim.library_calls"] == 10);
   }
 }
 
