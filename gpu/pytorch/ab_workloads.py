@@ -13,6 +13,9 @@ same addresses; the output compared is that of one more iteration after the time
 cuBLAS's heuristics for every shape a workload cycles through are made there, not in a timed block).
 A workload whose output depends on which of several inputs it took (conv_fresh) gives its step the
 attributes `variants` (how many) and `which()` (the one the last call took): each gets its reference.
+A step that moves through its inputs (or, decode_grow, a KV length) gives `tell()` and `seek(mark)`
+(positioned()): ab.py runs the two blocks of a pair from the same mark, so that both arms time the
+same inputs.
 """
 import contextlib
 import random
@@ -226,6 +229,15 @@ def random_inputs(shapes, device, dtype=None, seed=5):
     return [t.to(device) if dtype is None else t.to(device, dtype) for t in made]
 
 
+def positioned(step, state):
+    """`step`, given tell() and seek(mark) over `state` (a one-element list: where it is in its
+    inputs). Without them a pair's second block would time the inputs after the first block's: with
+    64 inputs and 40 a pair, the arms timed disjoint sets of the LSTM's sequence lengths."""
+    step.tell = lambda: state[0]
+    step.seek = lambda mark: state.__setitem__(0, mark)
+    return step
+
+
 def in_turn(model, inputs, per_iteration):
     """step(): `model` on the next `per_iteration` inputs, cycling through them; the last output."""
     position = [0]
@@ -236,7 +248,7 @@ def in_turn(model, inputs, per_iteration):
             out = model(inputs[position[0]])
             position[0] = (position[0] + 1) % len(inputs)
         return (out,)
-    return step
+    return positioned(step, position)
 
 
 def shuffled(items, seed):
@@ -303,7 +315,7 @@ def more_workload(name, torch, models, device, stack):
         return (net(x),)
     step.variants = FRESH_RING
     step.which = lambda: (position[0] - 1) % FRESH_RING
-    return step, stack
+    return positioned(step, position), stack
 
 
 def decode_grow(torch, device, stack):
@@ -329,7 +341,7 @@ def decode_grow(torch, device, stack):
             out = torch.bmm(torch.softmax(scores * scale, dim=-1), values[:, :n])  # (heads, 1, dim)
         length[0] = n if n < longest else DECODE_PROMPT
         return (out,)
-    return step
+    return positioned(step, length)
 
 
 def backend_workload(name, torch, workload, device, stack):
