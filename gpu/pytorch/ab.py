@@ -302,6 +302,7 @@ def child(args):
         out = None
         wall_start = time.perf_counter_ns()
         cpu_start = time.thread_time_ns()
+        process_start = time.process_time_ns()
         if drop:
             for _ in range(timed):
                 step()  # the output is dropped at once
@@ -309,6 +310,7 @@ def child(args):
             for _ in range(timed):
                 out = step()
         cpu_end = time.thread_time_ns()  # the enqueue only: before the synchronize
+        process_end = time.process_time_ns()
         torch.cuda.synchronize()
         wall_end = time.perf_counter_ns()
         replayed = census.add(in_effect, before, census.read(), timed)
@@ -316,6 +318,7 @@ def child(args):
             out = step()  # one more, untimed, for the comparison
         count(in_effect, warmup + timed + (drop and compared))
         measures = {"in_effect": in_effect, "cpu_ns": (cpu_end - cpu_start) / timed,
+                    "cpu_all_ns": (process_end - process_start) / timed,
                     "wall_ns": (wall_end - wall_start) / timed, "timed": timed}
         if replayed is not None:
             measures["launches"] = replayed
