@@ -53,9 +53,12 @@ bool add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayou
   if (!add_record(key, operation, kMatmulDesc, false, &desc)) return false;
   if (desc.emulation != 0) add_record(key, reinterpret_cast<const void*>(desc.emulation), kEmulation);
   const cublasLtMatrixLayout_t layouts[4] = {a, b, c, d};
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
-    int first = 0;
-    while (layouts[first] != layouts[i]) ++first;
+    int first = i;
+#pragma GCC unroll 4
+    for (int j = i - 1; j >= 0; --j)
+      if (layouts[j] == layouts[i]) first = j;
     if (first == i || layouts[i] == nullptr) add_record(key, layouts[i], kLayout);
     else key.add(kSameLayout | static_cast<std::uint64_t>(first));
   }
@@ -88,15 +91,15 @@ struct Matmul {
 };
 
 // alpha and beta as the pointer mode reads them (the mode and the scale type are the matmul
-// descriptor's, whose record the key holds). Two host scales of at most 4 bytes share a word.
+// descriptor's, whose record the key holds). Two host scales of 4 bytes share a word.
 void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, const void* beta) noexcept {
   const std::uint32_t size = scale_bytes(static_cast<std::int32_t>(desc.scale_type));
   switch (static_cast<std::int32_t>(desc.pointer_mode)) {
     case CUBLASLT_POINTER_MODE_HOST:
-      if (alpha != nullptr && beta != nullptr && size != 0 && size <= 4) {
-        std::uint32_t both[2] = {0, 0};
-        std::memcpy(&both[0], alpha, size);
-        std::memcpy(&both[1], beta, size);
+      if (alpha != nullptr && beta != nullptr && size == 4) {  // fp32 scales: the common case
+        std::uint32_t both[2];
+        std::memcpy(&both[0], alpha, 4);
+        std::memcpy(&both[1], beta, 4);
         key.add_bytes(both, sizeof both);
         break;
       }

@@ -1,7 +1,8 @@
-// replay/graph_cache.h on its own: which entry a lookup finds, when a graph is handed back for
+// replay/graph_cache.h on its own (and cache_sets.h's comparison of a stored key): which entry a lookup finds, when a graph is handed back for
 // destruction (never while leased), eviction (and whether the evicted graph was ever launched), and
 // threads leasing, forgetting and inserting at once.
 #include "replay/graph_cache.h"
+#include "replay/cache_sets.h"
 #include "replay/replay_key.h"
 
 #include <catch2/catch.hpp>
@@ -221,4 +222,30 @@ TEST_CASE("a key's bytes: whole words, the tail zero-padded, and no more than th
   exact.add_bytes(bytes, 32);
   CHECK(exact.complete);
   CHECK(exact.length == 4);
+}
+
+// Watched failing: same_key answering true for any key of the stored length (every case but the
+// length's).
+TEST_CASE("a stored key is the key only when every word and the length are the same", "[graphs]") {
+  using Sets = cudnn_fastpath::replay::CacheSets<1>;
+  using Long = cudnn_fastpath::replay::ReplayKey<16>;
+  for (std::uint32_t length : {1u, 3u, 4u, 5u, 9u, 16u}) {
+    INFO("length " << length);
+    Long stored;
+    for (std::uint32_t i = 0; i < length; ++i) stored.add(0x100 + i);
+    std::atomic<std::uint64_t> words[16];
+    for (std::uint32_t i = 0; i < length; ++i) words[i].store(stored.words[i]);
+    const std::atomic<std::uint32_t> stored_length{length};
+    CHECK(Sets::same_key(stored_length, words, stored));
+    for (std::uint32_t changed = 0; changed < length; ++changed) {
+      for (std::uint64_t bit : {std::uint64_t{1}, std::uint64_t{1} << 63}) {
+        Long other = stored;
+        other.words[changed] ^= bit;
+        CHECK_FALSE(Sets::same_key(stored_length, words, other));
+      }
+    }
+    Long shorter = stored;
+    shorter.length = length - 1;
+    CHECK_FALSE(Sets::same_key(stored_length, words, shorter));
+  }
 }
