@@ -167,9 +167,8 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add_pointer(current_context(caller, reach.caller));
   MatmulDescAttributes attributes;
   if (add_operation(key, desc, a_desc, b_desc, c_desc, d_desc, attributes)) add_scales(key, attributes, alpha, beta);
-  for (const void* pointer : {a, b, c, static_cast<const void*>(d)}) key.add_tensor(pointer);
+  key.add_tensors({a, b, c, d, workspace});
   if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
-  key.add_tensor(workspace);
   key.add(workspace_size);
   if (!key.complete || key.words[2] == 0)
     return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::lt_matmul, Outcome::kUnknown)));
