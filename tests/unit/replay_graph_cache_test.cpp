@@ -1,4 +1,4 @@
-// replay/graph_cache.h on its own (and cache_sets.h's comparison of a stored key): which entry a lookup finds, when a graph is handed back for
+// replay/graph_cache.h on its own (and cache_sets.h's comparison of a stored key, a key's tensors): which entry a lookup finds, when a graph is handed back for
 // destruction (never while leased), eviction (and whether the evicted graph was ever launched), and
 // threads leasing, forgetting and inserting at once.
 #include "replay/graph_cache.h"
@@ -247,5 +247,28 @@ TEST_CASE("a stored key is the key only when every word and the length are the s
     Long shorter = stored;
     shorter.length = length - 1;
     CHECK_FALSE(Sets::same_key(stored_length, words, shorter));
+  }
+}
+
+// Watched failing: add_tensors without its fallback (the key past kMaxTensors tensors: the words
+// written past the tensor table).
+TEST_CASE("tensors added at once make the key that adding them one by one makes, past the table too", "[graphs]") {
+  using Long = cudnn_fastpath::replay::ReplayKey<32>;
+  for (int before : {0, 3, 12, 14, 16}) {
+    INFO(before << " tensors before");
+    Long one_by_one, at_once;
+    for (int i = 0; i < before; ++i) {
+      one_by_one.add_tensor(reinterpret_cast<const void*>(std::uintptr_t{0x100} + i));
+      at_once.add_tensor(reinterpret_cast<const void*>(std::uintptr_t{0x100} + i));
+    }
+    const void* const five[5] = {reinterpret_cast<const void*>(0xA), reinterpret_cast<const void*>(0xB),
+                                 reinterpret_cast<const void*>(0xC), nullptr, reinterpret_cast<const void*>(0xE)};
+    for (const void* p : five) one_by_one.add_tensor(p);
+    at_once.add_tensors(five);
+    REQUIRE(at_once.length == one_by_one.length);
+    REQUIRE(at_once.tensor_count == one_by_one.tensor_count);
+    for (std::uint32_t i = 0; i < at_once.length; ++i) CHECK(at_once.words[i] == one_by_one.words[i]);
+    for (int i = 0; i < at_once.tensor_count; ++i) CHECK(at_once.tensor_at[i] == one_by_one.tensor_at[i]);
+    CHECK(at_once.complete);
   }
 }
