@@ -41,19 +41,22 @@ struct ReplayKey {
     if (tensor_count < kMaxTensors && length < MaxWords) tensor_at[tensor_count++] = static_cast<std::uint16_t>(length);
     add_pointer(pointer);
   }
-  // N tensors at once, in order: one look at the room left (a matmul's A, B, C and D).
+  // N tensors at once, in order, with one look at the room left (a matmul's A, B, C, D and
+  // workspace); past kMaxTensors, one by one.
   template <std::size_t N>
   void add_tensors(const void* const (&pointers)[N]) noexcept {
-    if (__builtin_expect(tensor_count + N > kMaxTensors || length + N > MaxWords, 0)) {
+    if (__builtin_expect(tensor_count + N > kMaxTensors, 0)) {
       for (const void* pointer : pointers) add_tensor(pointer);
       return;
     }
+    const std::uint32_t first = length;
+    std::uint64_t* const at = extend(static_cast<std::uint32_t>(N));
+    if (at == nullptr) return;
     for (std::size_t i = 0; i < N; ++i) {
-      tensor_at[tensor_count + i] = static_cast<std::uint16_t>(length + i);
-      words[length + i] = reinterpret_cast<std::uintptr_t>(pointers[i]);
+      tensor_at[tensor_count + i] = static_cast<std::uint16_t>(first + i);
+      at[i] = reinterpret_cast<std::uintptr_t>(pointers[i]);
     }
     tensor_count = static_cast<std::uint8_t>(tensor_count + N);
-    length += static_cast<std::uint32_t>(N);
   }
   // `size` bytes, zero-padded to whole words (host scalars, records of descriptors).
   // One look at the room left, then one copy (an algorithm's 64 bytes: four vector moves).
