@@ -17,15 +17,19 @@ struct CacheSets {
   static std::uint32_t tag_of(std::uint64_t hash) noexcept { return static_cast<std::uint32_t>(hash) | 1u; }
 
   // Whether an entry's stored key (its length and words, relaxed: the caller's protocol orders
-  // them) is `key`. The differences are or-ed, not tested word by word: a candidate that passed
-  // the tag is the key nearly always, and a loop without an early exit unrolls.
+  // them) is `key`. The differences are or-ed, two words a step, not tested word by word: a
+  // candidate that passed the tag is the key nearly always, and the loop needs no early exit.
   template <typename Key>
   static bool same_key(const std::atomic<std::uint32_t>& length, const std::atomic<std::uint64_t>* words,
                        const Key& key) noexcept {
-    if (length.load(std::memory_order_relaxed) != key.length) return false;
+    const std::uint32_t n = key.length;
+    if (length.load(std::memory_order_relaxed) != n) return false;
     std::uint64_t differ = 0;
-#pragma GCC unroll 4
-    for (std::uint32_t i = 0; i < key.length; ++i) differ |= words[i].load(std::memory_order_relaxed) ^ key.words[i];
+    std::uint32_t i = 0;
+    for (; i + 1 < n; i += 2)
+      differ |= (words[i].load(std::memory_order_relaxed) ^ key.words[i]) |
+                (words[i + 1].load(std::memory_order_relaxed) ^ key.words[i + 1]);
+    if (i < n) differ |= words[i].load(std::memory_order_relaxed) ^ key.words[i];
     return differ == 0;
   }
 };

@@ -146,8 +146,10 @@ class GraphCache {
 
   Entry& entry(const Lease& lease) noexcept { return entries_[lease.entry_plus_one - 1]; }
 
-  // A lease on the entry of `key` (whose hash is `hash`), if it has one.
-  __attribute__((hot)) Lease acquire(const Key& key, std::uint64_t hash) noexcept {
+  // A lease on the entry of `key` (whose hash is `hash`), if it has one. Inline, with try_lease():
+  // the replay engine's every launch looks here, and out of line (GCC's choice, which moves with
+  // the code around) the lookup pays its calls' register saves.
+  [[gnu::always_inline]] Lease acquire(const Key& key, std::uint64_t hash) noexcept {
     const std::size_t first = set_of(hash) * Ways;
     for (std::size_t i = first; i < first + Ways; ++i) {
       // Relaxed: a filter only; the word decides.
@@ -279,7 +281,7 @@ class GraphCache {
   static std::uint32_t tag_of(std::uint64_t hash) noexcept { return Index::tag_of(hash); }
   static bool matches(const Entry& e, const Key& k) noexcept { return Index::same_key(e.key_length, e.key, k); }
 
-  Lease try_lease(std::size_t i, const Key& key) noexcept {
+  [[gnu::always_inline]] Lease try_lease(std::size_t i, const Key& key) noexcept {
     Entry& e = entries_[i];
     // Acquire: pairs with the release that published the entry, so its key is read after.
     std::uint64_t word = e.word.load(std::memory_order_acquire);

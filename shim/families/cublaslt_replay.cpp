@@ -33,6 +33,7 @@ namespace {
 constexpr int kMaxAnswers = 8;
 constexpr std::size_t kResultWords = sizeof(cublasLtMatmulHeuristicResult_t) / 8;
 static_assert(sizeof(cublasLtMatmulHeuristicResult_t) % 8 == 0, "a result is whole words");
+static_assert(kResultWords == 12, "the copy of one result below unrolls 12 words");
 using Answers = replay::AnswerCache<Key, 1 + kMaxAnswers * kResultWords, 64, 4>;  // 256 answers
 Answers g_answers;
 replay::SeenFilter g_seen_handles;  // the handles that ever had an answer
@@ -215,6 +216,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
     }
     auto* into = reinterpret_cast<unsigned char*>(results);
     auto copy = [&](std::uint32_t n) {  // n words after the count; one result's as a constant
+#pragma GCC unroll 12
       for (std::uint32_t k = 1; k <= n; ++k, into += 8) {
         const std::uint64_t word = words[k].load(std::memory_order_relaxed);
         std::memcpy(into, &word, 8);
