@@ -126,22 +126,25 @@ class DescriptorRegistry {
   // called, so that an address the registry does not hold costs what a miss does: its home's tag
   // and its bucket's `away`, one line.
   // The common miss (a home way free, and nothing of its bucket away from home) is told before the
-  // tag is worked out: two loads of the home's index words.
+  // tag is worked out: one load, of the home's index word.
   [[gnu::always_inline]] void forget(const void* address) noexcept {
     const std::uintptr_t key = key_of(address);
     const Place place = place_of(key);
-    if (__builtin_expect(nothing_from(place.home), 1)) return;
-    if (tagged_at_home(place, key)) return vacate(place.home, place.home);
-    if (away_of(place.home).load(std::memory_order_relaxed) != 0) forget_away(key, place);
+    const std::uint64_t way = way_at(place.home);
+    if (__builtin_expect(way == 0, 1)) return;
+    if (tag_in(way) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key)
+      return vacate(place.home, place.home);
+    if (away_in(way) != 0) forget_away(key, place);
   }
 
   // Whether the registry holds `address` (whatever its contents): a miss costs what forget's does.
   [[gnu::always_inline]] bool holds(const void* address) const noexcept {
     const std::uintptr_t key = key_of(address);
     const Place place = place_of(key);
-    if (__builtin_expect(nothing_from(place.home), 1)) return false;
-    if (tagged_at_home(place, key)) return true;
-    return away_of(place.home).load(std::memory_order_relaxed) != 0 && find_away(key, place) != kNowhere;
+    const std::uint64_t way = way_at(place.home);
+    if (__builtin_expect(way == 0, 1)) return false;
+    if (tag_in(way) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key) return true;
+    return away_in(way) != 0 && find_away(key, place) != kNowhere;
   }
 
   // Hands the contents of `address` to `copy(const std::atomic<std::uint64_t>* words, length)`
@@ -226,16 +229,16 @@ class DescriptorRegistry {
   // slots' keys a lookup that does not find it compares (those whose tag is the address's).
   std::size_t held() const noexcept {
     std::size_t n = 0;
-    for (std::size_t at = 0; at < Slots; ++at) n += tag_of(at).load(std::memory_order_relaxed) != 0;
+    for (std::size_t at = 0; at < Slots; ++at) n += tag_in(way_at(at)) != 0;
     return n;
   }
   static std::size_t home_of(const void* address) noexcept { return place_of(key_of(address)).home; }
   bool searches_bucket(const void* address) const noexcept {
-    return away_of(home_of(address)).load(std::memory_order_relaxed) != 0;
+    return away_in(way_at(home_of(address))) != 0;
   }
   unsigned keys_compared(const void* address) const noexcept {
     const Place place = place_of(key_of(address));
-    unsigned n = tag_of(place.home).load(std::memory_order_relaxed) == place.tag;
+    unsigned n = tag_in(way_at(place.home)) == place.tag;
     if (searches_bucket(address)) n += static_cast<unsigned>(__builtin_popcount(ways_with(place.home, place.tag)));
     return n;
   }
@@ -304,39 +307,43 @@ class DescriptorRegistry {
     return {static_cast<std::size_t>(hash >> (64 - kSlotBits)), static_cast<std::uint32_t>(hash) | 1};
   }
 
-  // The index: a line a bucket (bucket b's ways are slots b * kWays to b * kWays + kWays - 1), two
-  // words a way: its tag, then a copy of the bucket's `away`. Each way keeps a copy so that a lookup
-  // finds the count next to its home's tag; every update (rare: a claim away from home, and its
-  // forget) goes to all the copies, each a count of its own. Their loads and updates are relaxed:
-  // a lookup by an address's owner comes after the claim that counted the address away (in the
-  // same thread, or after the create it was told of), so any copy shows it; another thread's read
-  // racing a create may miss it, and its call then runs directly. A lookup that sees 0 looks no
-  // further than its home.
-  static_assert(sizeof(std::atomic<std::uint32_t>) == 4 && std::atomic<std::uint32_t>::is_always_lock_free,
-                "a bucket's line is sixteen plain 32-bit words");
+  // The index: a line a bucket (bucket b's ways are slots b * kWays to b * kWays + kWays - 1), a
+  // word a way: its tag in the low half, a copy of the bucket's `away` in the high half. Each way
+  // keeps a copy so that a lookup reads the count with its home's tag, in one load, and an address
+  // the registry does not hold is told from one word that is 0; every update of the count (rare: a
+  // claim away from home, and its forget) goes to all the copies, each a count of its own, added to
+  // the high half (a claim's CAS and a forget's clear of a tag keep it). The loads and the count's
+  // updates are relaxed: a lookup by an address's owner comes after the claim that counted the
+  // address away (in the same thread, or after the create it was told of), so any copy shows it;
+  // another thread's read racing a create may miss it, and its call then runs directly. A lookup
+  // that sees 0 looks no further than its home.
+  static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free,
+                "a bucket's line is eight plain 64-bit words");
+  static constexpr std::uint64_t kTagBits = 0xffffffffu;
   static std::size_t first_of(std::size_t at) noexcept { return at & ~(kWays - 1); }
-  std::atomic<std::uint32_t>& tag_of(std::size_t at) noexcept { return index_[2 * at]; }
-  const std::atomic<std::uint32_t>& tag_of(std::size_t at) const noexcept { return index_[2 * at]; }
-  const std::atomic<std::uint32_t>& away_of(std::size_t at) const noexcept { return (&tag_of(at))[1]; }
+  // Relaxed: as the index says.
+  std::uint64_t way_at(std::size_t at) const noexcept { return index_[at].load(std::memory_order_relaxed); }
+  static std::uint32_t tag_in(std::uint64_t way) noexcept { return static_cast<std::uint32_t>(way); }
+  static std::uint32_t away_in(std::uint64_t way) noexcept { return static_cast<std::uint32_t>(way >> 32); }
   void count_away(std::size_t at, std::uint32_t change) noexcept {
-    // Relaxed: as the index says.
+    // Relaxed: as the index says. A change of -1 (~0u) wraps the high half alone.
     for (std::size_t way = first_of(at); way < first_of(at) + kWays; ++way)
-      index_[2 * way + 1].fetch_add(change, std::memory_order_relaxed);
+      index_[way].fetch_add(std::uint64_t{change} << 32, std::memory_order_relaxed);
   }
 
   // The ways of the bucket of slot `at` whose tag is `tag` (0: the free ones), bit 2w for way w.
   // Each tag is read as a relaxed load would be (an aligned SSE2 load reads each aligned 32-bit
-  // word whole): a tag is only a hint, which the slot's key confirms, and a free way is taken by a
+  // half whole): a tag is only a hint, which the slot's key confirms, and a free way is taken by a
   // CAS.
   unsigned ways_with(std::size_t at, std::uint32_t tag) const noexcept {
-    const std::atomic<std::uint32_t>* line = &index_[2 * first_of(at)];
+    const std::atomic<std::uint64_t>* line = &index_[first_of(at)];
 #ifdef CUDNN_FASTPATH_REGISTRY_SSE2
     const __m128i want = _mm_set1_epi32(static_cast<int>(tag));
     const auto compare = [&](int quarter) {
       return _mm_cmpeq_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(line) + quarter), want);
     };
-    // Each word's answer (32 bits, all ones or none) narrowed to 8, its top bit taken; the odd
-    // words are `away`'s.
+    // Each half's answer (32 bits, all ones or none) narrowed to 8, its top bit taken; the odd
+    // halves are `away`'s (x86-64 is little-endian: a word's low half comes first).
     const __m128i words =
         _mm_packs_epi16(_mm_packs_epi32(compare(0), compare(1)), _mm_packs_epi32(compare(2), compare(3)));
     return static_cast<unsigned>(_mm_movemask_epi8(words)) & 0x5555;
@@ -344,7 +351,7 @@ class DescriptorRegistry {
     unsigned ways = 0;
     for (unsigned w = 0; w < kWays; ++w)
       // Relaxed: as above.
-      ways |= unsigned{line[2 * w].load(std::memory_order_relaxed) == tag} << 2 * w;
+      ways |= unsigned{tag_in(line[w].load(std::memory_order_relaxed)) == tag} << 2 * w;
     return ways;
 #endif
   }
@@ -360,23 +367,16 @@ class DescriptorRegistry {
   const Slot* find(std::uintptr_t key) const noexcept {
     const Place place = place_of(key);
     if (slots_[place.home].key.load(std::memory_order_relaxed) == key) return &slots_[place.home];
-    if (away_of(place.home).load(std::memory_order_relaxed) == 0) return nullptr;
+    if (away_in(way_at(place.home)) == 0) return nullptr;
     const std::size_t at = find_away(key, place);
     return at == kNowhere ? nullptr : &slots_[at];
   }
   Slot* find(std::uintptr_t key) noexcept {
     return const_cast<Slot*>(static_cast<const DescriptorRegistry*>(this)->find(key));
   }
-  // Whether no address can be found from `home`: its way free and none of its bucket's away. The
-  // same relaxed loads as tagged_at_home() and find() make (and the same hint: an owner sees its
-  // own claim), or-ed, so that the compiler need not work out the tag for the common miss.
-  bool nothing_from(std::size_t home) const noexcept {
-    return (tag_of(home).load(std::memory_order_relaxed) | away_of(home).load(std::memory_order_relaxed)) == 0;
-  }
   // Whether `key` is at its home, the home's tag looked at first (its line, not the slot's).
   bool tagged_at_home(const Place& place, std::uintptr_t key) const noexcept {
-    return tag_of(place.home).load(std::memory_order_relaxed) == place.tag &&
-           slots_[place.home].key.load(std::memory_order_relaxed) == key;
+    return tag_in(way_at(place.home)) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key;
   }
 
   // The rare paths, out of line: an address away from its home, a home taken.
@@ -410,7 +410,7 @@ class DescriptorRegistry {
     const Place place = place_of(key);
     own = true;
     if (tagged_at_home(place, key)) return &slots_[place.home];
-    const bool away = away_of(place.home).load(std::memory_order_relaxed) != 0;
+    const bool away = away_in(way_at(place.home)) != 0;
     std::size_t at = away ? find_away(key, place) : kNowhere;
     if (at != kNowhere) return &slots_[at];
     own = false;
@@ -419,12 +419,14 @@ class DescriptorRegistry {
   }
   // Takes the way of slot `at` for `key` if it is free.
   bool take(std::size_t at, std::uint32_t tag, std::uintptr_t key) noexcept {
-    std::uint32_t free = 0;
-    // Acquire: pairs with the forget that freed the way (release), so the writes that follow
-    // continue the slot's sequence after the last owner's. Taken (by another claim, or long ago):
-    // false.
-    if (!tag_of(at).compare_exchange_strong(free, tag, std::memory_order_acquire, std::memory_order_relaxed))
-      return false;
+    std::uint64_t way = way_at(at);
+    // Acquire: pairs with the forget that freed the way (release; the count's relaxed updates since
+    // continue its release sequence), so the writes that follow continue the slot's sequence after
+    // the last owner's. Taken (by another claim, or long ago): false. A failure because the count
+    // moved tries again.
+    do {
+      if (tag_in(way) != 0) return false;
+    } while (!index_[at].compare_exchange_weak(way, way | tag, std::memory_order_acquire, std::memory_order_relaxed));
     // Release: a reader whose last look at the key sees this one sees the sequence as the last
     // owner's forget left it (read()).
     slots_[at].key.store(key, std::memory_order_release);
@@ -438,8 +440,8 @@ class DescriptorRegistry {
     slots_[at].key.store(0, std::memory_order_relaxed);
     if (at != home) count_away(at, ~0u);  // -1
     // Release: the next claim of the way (acquire) comes after the writes above, so its writes
-    // continue the slot's sequence.
-    tag_of(at).store(0, std::memory_order_release);
+    // continue the slot's sequence. The tag alone is cleared: the count's copy stays.
+    index_[at].fetch_and(~kTagBits, std::memory_order_release);
   }
 
   static std::uint64_t begin_write(Slot& slot) noexcept {
@@ -506,7 +508,7 @@ class DescriptorRegistry {
 
   // The slots first: their fields are then at fixed offsets from the registry's own address.
   Slot slots_[Slots]{};
-  alignas(64) std::atomic<std::uint32_t> index_[2 * Slots]{};
+  alignas(64) std::atomic<std::uint64_t> index_[Slots]{};
 };
 
 }  // namespace cudnn_fastpath::replay
