@@ -2,11 +2,14 @@
 // descriptors: legacy_descriptors.cpp; cuBLASLt descriptors and cuBLAS handles: blas_records.cpp),
 // one template per action over a DescriptorRegistry (replay/descriptor_registry.h).
 //
-// Every call reaches the library as it came; what the program's own calls made of the object is
-// recorded. A call from one of the libraries themselves (cuDNN's sub-libraries make descriptors of
-// their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's captures, is not
-// recorded: the registry forgets the address instead, which may have been a program's. A set the
-// library refuses leaves the record unknown.
+// Every call reaches the library as it came; what the program's own creations made of the object
+// is recorded. A creation by one of the libraries themselves (cuDNN's sub-libraries make
+// descriptors of their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's
+// captures, is not recorded: the registry forgets the address instead, which may have been a
+// program's. A set is recorded whoever makes it, without asking who: it edits a record only where
+// the object has one, a program's object, and then the record follows what the set made of it (a
+// library setting a program's descriptor included); an object of a library's own has none. A set
+// the library refuses leaves the record unknown.
 //
 // While the feature that reads the records is off (legacy replay for cuDNN's descriptors, cuBLAS
 // replay for the others), a create records nothing and forgets its address: the descriptors a
@@ -153,7 +156,7 @@ struct RecordedCalls {
     RealOf<kReal> real;
     const Caller* known;
     if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
-    if (!recorded_now<kKind>() || !programs_call(caller, 0, known)) {
+    if (!recorded_now<kKind>()) {
       // Unknown from this set on, made so before it (nothing reads a descriptor being set: the
       // libraries' rule), so that the set is the call's last act, as it came.
       registry.forget(object);

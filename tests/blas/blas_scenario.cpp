@@ -100,6 +100,7 @@ constexpr Case kCases[] = {
     {"gemm_inner", gemm_inner},
     {"gemm_inner_tracer", gemm_inner_tracer},
     {"cudnn_inner", cudnn_inner},
+    {"cudnn_sets_program_desc", cudnn_sets_program_desc},
     {"threads", threads},
     {"miss_heavy", miss_heavy},
     {"mixed", mixed},

@@ -208,6 +208,7 @@ int gemm_training();
 int gemm_inner();
 int gemm_inner_tracer();
 int cudnn_inner();
+int cudnn_sets_program_desc();
 int threads();
 int miss_heavy();
 int mixed();

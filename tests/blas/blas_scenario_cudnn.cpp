@@ -123,4 +123,47 @@ int cudnn_inner() {
   return 0;
 }
 
+// A library setting a program's descriptor: the program's matmuls replayed, then one execute of
+// the stub's own (around the shim) in which libcudnn sets the program's matmul descriptor's
+// epilogue from inside, then the program's matmuls again, each checked against the reference
+// made with the descriptor as it now is. The record must follow the library's set (or be
+// forgotten): a graph of the old epilogue launched again writes the old digest.
+int cudnn_sets_program_desc() {
+  load_cudnn();
+  stubcuda_add_device_memory(kDevice, kDeviceBytes);
+  PackApi own = g_cudnn;
+  take_own(own.create, "cudnnBackendCreateDescriptor");
+  take_own(own.set, "cudnnBackendSetAttribute");
+  take_own(own.finalize, "cudnnBackendFinalize");
+  take_own(own.destroy, "cudnnBackendDestroyDescriptor");
+  take_own(own.execute, "cudnnBackendExecute");
+  void (*inner_epilogue)(cublasLtMatmulDesc_t, std::uint32_t) = nullptr;
+  take_own(inner_epilogue, "stubcudnn_inner_lt_epilogue");
+
+  cudnnHandle_t handle = nullptr;
+  if (g_cudnn.create_handle(&handle) != 0) die("cudnnCreate");
+  MatmulPlan plan;
+  const std::int64_t uids[3] = {1, 2, 3};
+  if (plan.build(g_cudnn, handle, uids) != 0) die("the plan");
+  cudnnBackendDescriptor_t pack = make_pack(own);
+
+  LtObjects o;
+  o.open();
+  Scalar alpha{1.5f}, beta{0.25f};
+  Buffer a{0xA0}, b{0xB0}, c{0xC0}, d;
+  const Matmul m = matmul_of(o, alpha, beta, a, b, c, d);
+  Counts counts;
+  Snapshot before = Snapshot::now();
+  for (int i = 0; i < 10; ++i) checked(m, counts);
+  print_since(before, "before.");
+  inner_epilogue(o.desc, CUBLASLT_EPILOGUE_RELU);
+  if (own.execute(handle, plan.plan(), pack) != 0) ++counts.failures;
+  before = Snapshot::now();
+  for (int i = 0; i < 10; ++i) checked(m, counts);
+  print_since(before, "after.");
+  own.destroy(pack);
+  print_counts(counts);
+  return 0;
+}
+
 }  // namespace blas_scenario

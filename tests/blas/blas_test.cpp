@@ -414,6 +414,28 @@ TEST_CASE("cuDNN's own cuBLASLt matmuls: left alone, inside a capture of the cuD
   }
 }
 
+// Watched failing: recorded_calls.h's set() recording nothing and forgetting nothing for a call
+// from inside a library (the old epilogue's graph launched again: 10 mismatches); forgetting the
+// record instead, the rule before (every matmul after the set direct, its descriptor unknown).
+TEST_CASE("a library's set of a program's descriptor: the record follows it, and the matmuls replay anew",
+          "[blas]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome plain = run(mode, "cudnn_sets_program_desc", {.preload = false, .stats = false});
+    CHECK(plain["mismatches"] == 0);  // the premise: the reference follows the set
+    CHECK(plain["after.lt.calls"] == 10);
+
+    const Outcome o = run(mode, "cudnn_sets_program_desc");
+    check_sound(o, "after.");
+    CHECK(o["before.shim.lt_matmul_launches"] == 8);
+    // The set recorded: the new epilogue's key runs directly twice, is captured, then launched.
+    CHECK(o["after.shim.lt_matmul_direct"] == 2);
+    CHECK(o["after.shim.lt_matmul_captured"] == 1);
+    CHECK(o["after.shim.lt_matmul_launches"] == 8);
+    CHECK(o["after.shim.lt_matmul_unknown"] == 0);
+  }
+}
+
 // Watched failing: replay_engine.cpp's launch() without its capturing() test (the shim's graphs
 // launched into the program's capture: launches_into_capture 5, no call reached the libraries).
 TEST_CASE("the program's own capture: its calls reach the libraries, recorded into it, no launch by the shim",

@@ -34,6 +34,11 @@ struct StubCudnnInnerMatmul {
 // is finds libcudnn); NULL: no more (the default).
 void stubcudnn_inner_lt_matmul(const StubCudnnInnerMatmul* matmul);
 
+// At the next cudnnBackendExecute only, before anything else, set the epilogue of `desc` (a
+// program's matmul descriptor) to `epilogue` with cublasLtMatmulDescSetAttribute, called through
+// libcudnn's PLT from inside it: a library setting a program's descriptor.
+void stubcudnn_inner_lt_epilogue(cublasLtMatmulDesc_t desc, uint32_t epilogue);
+
 struct StubCudnnInnerMatmulCounts {
   std::uint64_t calls;     // inner matmuls made
   std::uint64_t failures;  // of those, the ones that did not return CUBLAS_STATUS_SUCCESS
