@@ -175,7 +175,8 @@ class KeyWriter {
       else if (size == 0) size = wide_ ? 8 : 4;
       if (size == 0 || size > 8 * scale_words_) return key_.refuse();
       std::uint64_t words[2] = {0, 0};
-      std::memcpy(words, scales_[i].at, size);
+      if (size == 4) std::memcpy(words, scales_[i].at, 4);  // fp32: the common size, as a constant (no memcpy call)
+      else std::memcpy(words, scales_[i].at, size);
       for (std::uint32_t w = 0; w < scale_words_; ++w) key_.words[scales_[i].word + w] = words[w];
     }
   }
