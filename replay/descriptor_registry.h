@@ -17,7 +17,7 @@
 // of one bucket, and a tag (32 bits of the hash, never 0). A bucket's line, apart from the slots'
 // contents, holds its ways' tags (0: free), each next to a copy of `away`, how many of the ways
 // hold an address whose home is another way. A claim takes the address's home when it is free,
-// else another free way of its bucket (one CAS on the way's tag); a bucket with no free way has no
+// else another free way of its bucket (a CAS of the way's index word); a bucket with no free way has no
 // room. `forget` frees the way outright: no tombstone, nothing left for a later lookup to walk
 // past. A lookup looks at its home, and at the rest of the bucket only where `away` says an address
 // may be there: then it compares the ways' tags all at once (SSE2) and reads the slots whose tag
@@ -45,6 +45,7 @@
 #if defined(__SSE2__) && !defined(__SANITIZE_THREAD__)
 #define CUDNN_FASTPATH_REGISTRY_SSE2 1
 #include <emmintrin.h>
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a way's tag is the low half of its index word, read first");
 #endif
 
 namespace cudnn_fastpath::replay {

@@ -140,7 +140,9 @@ struct TensorNote {
 
 struct alignas(64) ReplayThread {
   std::atomic<bool> owned;
-  bool capturing;  // inside one of the shim's captures: every interposed call goes straight through
+  // Inside one of the shim's captures: every interposed call goes straight through (a set is
+  // still recorded where its object has a record: recorded_calls.h).
+  bool capturing;
   // Inside a library call the shim made for the program (a cuBLAS GEMM running its cuBLASLt
   // matmul, a cuDNN op making descriptors, reached through a tracer that hides their caller): the
   // calls the library makes from there are its own.

@@ -2,7 +2,7 @@
 // the keys of the legacy calls (legacy_replay.cpp): one record layout per kind, in the registry of
 // replay/descriptor_registry.h.
 //
-// A record is what the program's own calls made of the descriptor, field by field as it passed
+// A record is what the calls on a program's descriptor made of it, field by field as they passed
 // them (which setter, and its arguments): two descriptors with the same record describe the same
 // tensor, filter or operation, so a call that uses them does the same work. A record is known once
 // the descriptor's defining setter ran (tensor, filter, convolution, activation, pooling, op tensor,

@@ -7,8 +7,9 @@
 // descriptors of their own, cuBLAS makes cuBLASLt ones), or one made inside one of the shim's
 // captures, is not recorded: the registry forgets the address instead, which may have been a
 // program's. A set is recorded whoever makes it, without asking who: it edits a record only where
-// the object has one, a program's object, and then the record follows what the set made of it (a
-// library setting a program's descriptor included); an object of a library's own has none. A set
+// the object has one, a program's object (or the stale record of one destroyed around the shim),
+// and then the record follows what the set made of it (a library setting a program's descriptor
+// included); an object of a library's own has none. A set
 // the library refuses leaves the record unknown.
 //
 // While the feature that reads the records is off (legacy replay for cuDNN's descriptors, cuBLAS
