@@ -17,9 +17,9 @@
 // of one bucket, and a tag (32 bits of the hash, never 0). A bucket's line, apart from the slots'
 // contents, holds its ways' tags (0: free), each next to a copy of `away`, how many of the ways
 // hold an address whose home is another way. A claim takes the address's home when it is free,
-// else another free way of its bucket (a CAS of the way's index word); a bucket with no free way has no
-// room. `forget` frees the way outright: no tombstone, nothing left for a later lookup to walk
-// past. A lookup looks at its home, and at the rest of the bucket only where `away` says an address
+// else another free way of its bucket (a CAS of the way's index word); a bucket with no free way
+// has no room. `forget` frees the way outright: no tombstone, nothing left for a later lookup to
+// walk past. A lookup looks at its home, and at the rest of the bucket only where `away` says an address
 // may be there: then it compares the ways' tags all at once (SSE2) and reads the slots whose tag
 // matches. The calls that expect to find their address (write, read, unknown) look at the home
 // slot's key, whose line they read anyway; those that may well not (forget, a create's look for
@@ -133,8 +133,7 @@ class DescriptorRegistry {
     const Place place = place_of(key);
     const std::uint64_t way = way_at(place.home);
     if (__builtin_expect(way == 0, 1)) return;
-    if (tag_in(way) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key)
-      return vacate(place.home, place.home);
+    if (at_home(way, place, key)) return vacate(place.home, place.home);
     if (away_in(way) != 0) forget_away(key, place);
   }
 
@@ -144,8 +143,7 @@ class DescriptorRegistry {
     const Place place = place_of(key);
     const std::uint64_t way = way_at(place.home);
     if (__builtin_expect(way == 0, 1)) return false;
-    if (tag_in(way) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key) return true;
-    return away_in(way) != 0 && find_away(key, place) != kNowhere;
+    return at_home(way, place, key) || (away_in(way) != 0 && find_away(key, place) != kNowhere);
   }
 
   // Hands the contents of `address` to `copy(const std::atomic<std::uint64_t>* words, length)`
@@ -375,9 +373,10 @@ class DescriptorRegistry {
   Slot* find(std::uintptr_t key) noexcept {
     return const_cast<Slot*>(static_cast<const DescriptorRegistry*>(this)->find(key));
   }
-  // Whether `key` is at its home, the home's tag looked at first (its line, not the slot's).
-  bool tagged_at_home(const Place& place, std::uintptr_t key) const noexcept {
-    return tag_in(way_at(place.home)) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key;
+  // Whether `key` is at its home, `way` the home's index word: its tag looked at first (the index's
+  // line, not the slot's).
+  bool at_home(std::uint64_t way, const Place& place, std::uintptr_t key) const noexcept {
+    return tag_in(way) == place.tag && slots_[place.home].key.load(std::memory_order_relaxed) == key;
   }
 
   // The rare paths, out of line: an address away from its home, a home taken.
@@ -410,8 +409,9 @@ class DescriptorRegistry {
     if (key == kNull) return nullptr;
     const Place place = place_of(key);
     own = true;
-    if (tagged_at_home(place, key)) return &slots_[place.home];
-    const bool away = away_in(way_at(place.home)) != 0;
+    const std::uint64_t way = way_at(place.home);
+    if (at_home(way, place, key)) return &slots_[place.home];
+    const bool away = away_in(way) != 0;
     std::size_t at = away ? find_away(key, place) : kNowhere;
     if (at != kNowhere) return &slots_[at];
     own = false;

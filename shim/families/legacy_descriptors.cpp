@@ -1,6 +1,6 @@
 // cuDNN's legacy descriptors under the shim: what the calls on each of the program's descriptors
-// made of it is recorded (legacy_records.h, through the actions of recorded_calls.h), for the keys of the
-// legacy calls that use it (legacy_replay.cpp).
+// made of it is recorded (legacy_records.h, through the actions of recorded_calls.h), for the keys
+// of the legacy calls that use it (legacy_replay.cpp).
 #include <cudnn.h>
 
 #include <cstddef>

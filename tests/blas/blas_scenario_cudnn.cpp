@@ -58,18 +58,23 @@ void take_own(T& out, const char* name) {
   if (out == nullptr) die(name);
 }
 
-}  // namespace
-
-int cudnn_inner() {
-  load_cudnn();
-  stubcuda_add_device_memory(kDevice, kDeviceBytes);
-  // The stub's own backend calls, around the shim.
+// The stub's own backend calls, around the shim (g_cudnn's but for them).
+PackApi own_backend() {
   PackApi own = g_cudnn;
   take_own(own.create, "cudnnBackendCreateDescriptor");
   take_own(own.set, "cudnnBackendSetAttribute");
   take_own(own.finalize, "cudnnBackendFinalize");
   take_own(own.destroy, "cudnnBackendDestroyDescriptor");
   take_own(own.execute, "cudnnBackendExecute");
+  return own;
+}
+
+}  // namespace
+
+int cudnn_inner() {
+  load_cudnn();
+  stubcuda_add_device_memory(kDevice, kDeviceBytes);
+  const PackApi own = own_backend();
   void (*inner_matmul)(const StubCudnnInnerMatmul*) = nullptr;
   StubCudnnInnerMatmulCounts (*inner_counts)() = nullptr;
   take_own(inner_matmul, "stubcudnn_inner_lt_matmul");
@@ -131,12 +136,7 @@ int cudnn_inner() {
 int cudnn_sets_program_desc() {
   load_cudnn();
   stubcuda_add_device_memory(kDevice, kDeviceBytes);
-  PackApi own = g_cudnn;
-  take_own(own.create, "cudnnBackendCreateDescriptor");
-  take_own(own.set, "cudnnBackendSetAttribute");
-  take_own(own.finalize, "cudnnBackendFinalize");
-  take_own(own.destroy, "cudnnBackendDestroyDescriptor");
-  take_own(own.execute, "cudnnBackendExecute");
+  const PackApi own = own_backend();
   void (*inner_epilogue)(cublasLtMatmulDesc_t, std::uint32_t) = nullptr;
   take_own(inner_epilogue, "stubcudnn_inner_lt_epilogue");
 
