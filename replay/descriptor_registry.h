@@ -80,6 +80,14 @@ std::uint32_t store_record(SlotWords into, const Record& r, std::uint32_t words 
   return words;
 }
 
+// Which version of a record a reader of a DescriptorRegistry read, and what was remembered of it
+// (the registry's Version; plain data, so that a thread may keep one: replay/record_run.h).
+struct RecordVersion {
+  const void* slot;          // where the record lives: only the registry looks
+  std::uint64_t number;      // the slot's sequence: it only grows, and 64 bits never wrap
+  std::uint64_t remembered;  // what remember() kept for this version; 0: nothing
+};
+
 template <std::size_t Slots, std::size_t Words>
 class DescriptorRegistry {
  public:
@@ -157,11 +165,7 @@ class DescriptorRegistry {
   }
 
   // Which version of a record a reader read (read_versioned), and what was remembered of it.
-  struct Version {
-    const void* slot;            // where the record lives: only remember() looks
-    std::uint64_t number;        // the slot's sequence: it only grows, and 64 bits never wrap
-    std::uint64_t remembered;    // what remember() kept for this version; 0: nothing
-  };
+  using Version = RecordVersion;
 
   // As read(), but `use(const Version&, words, length)` is also told which version of the record
   // this is, and what a reader remembered of it. `use` may copy the words or not; what it read is
@@ -184,9 +188,11 @@ class DescriptorRegistry {
   // words are all still those it was made over: the record's own code can tell (a writer stores
   // only its own record's words, over the last record's), the registry cannot. A descriptor that
   // PyTorch makes and sets for each call as it did for the last, at the address the last one left,
-  // is named so without a look at its words.
+  // is named so without a look at its words. When a value is returned and `seen` is given, it is
+  // told which version of the record the value is for (unchanged() says whether it still is).
   template <typename Peek, typename Kept>
-  std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek, Kept&& kept) noexcept {
+  std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek, Kept&& kept,
+                           Version* seen = nullptr) noexcept {
     const std::uintptr_t key = key_of(address);
     Slot* const slot = find(key);
     if (slot == nullptr) return 0;
@@ -194,11 +200,23 @@ class DescriptorRegistry {
     const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
     if ((before & 1) || slot->kind.load(std::memory_order_relaxed) != kind) return 0;
     const std::uint64_t value = remembered(*slot, before);
-    if (value == 0) return carried_if_kept(*slot, key, before, kind, peek, kept);
+    if (value == 0) return carried_if_kept(*slot, key, before, kind, peek, kept, seen);
     peek(static_cast<const std::atomic<std::uint64_t>*>(slot->words), slot->length.load(std::memory_order_relaxed));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (slot->key.load(std::memory_order_acquire) != key) return 0;
-    return slot->sequence.load(std::memory_order_relaxed) == before ? value : 0;
+    if (slot->sequence.load(std::memory_order_relaxed) != before) return 0;
+    if (seen != nullptr) *seen = Version{slot, before, value};
+    return value;
+  }
+
+  // Whether the record a reader was told of (read_versioned, remembered) is still that version:
+  // its address's, as it was, with what was remembered of it. A slot's sequence moves at every set,
+  // unknown and forget of its record (and a new owner comes only after a forget), and never comes
+  // back, so an equal sequence is the same record unchanged. Relaxed: the program's calls that last
+  // set or destroyed the object happen before its calls that use it (the libraries' rule), so the
+  // load sees their moves; a set racing the use is the program's race, as it is for the library.
+  static bool unchanged(const Version& version) noexcept {
+    return static_cast<const Slot*>(version.slot)->sequence.load(std::memory_order_relaxed) == version.number;
   }
 
   // Keeps `value` (not 0) beside a version of a record that read_versioned returned true for, for
@@ -488,7 +506,7 @@ class DescriptorRegistry {
   // still those; else 0. Out of line: once per record made, not once per read.
   template <typename Peek, typename Kept>
   [[gnu::noinline]] std::uint64_t carried_if_kept(Slot& slot, std::uintptr_t key, std::uint64_t before,
-                                                  std::uint32_t kind, Peek& peek, Kept& kept) noexcept {
+                                                  std::uint32_t kind, Peek& peek, Kept& kept, Version* seen) noexcept {
     const std::uint64_t value = carried(slot, kind);
     const std::atomic<std::uint64_t>* const words = slot.words;
     const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
@@ -499,6 +517,7 @@ class DescriptorRegistry {
     if (slot.key.load(std::memory_order_acquire) != key) return 0;
     if (slot.sequence.load(std::memory_order_relaxed) != before) return 0;
     remember(Version{&slot, before, 0}, value);
+    if (seen != nullptr) *seen = Version{&slot, before, value};
     return value;
   }
   // What was carried to the slot's record, if that is a record of `kind`. Relaxed: read between a

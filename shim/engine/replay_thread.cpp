@@ -58,6 +58,9 @@ CUDNN_FASTPATH_COLD ReplayThread* claim_replay_thread() noexcept {
     block.next_note = 0;
     for (TensorNote& note : block.notes) note = TensorNote{};
     block.admissions.reset();
+    block.operation.begin();
+    block.preference.begin();
+    block.heuristic.length = 0;
     t_replay = &block;
     return &block;
   }

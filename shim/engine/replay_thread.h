@@ -16,7 +16,9 @@
 
 #include "cudnn_fastpath/shim_control.h"
 #include "replay/admission.h"
+#include "replay/answer_cache.h"
 #include "replay/record_ids.h"
+#include "replay/record_run.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -163,6 +165,12 @@ struct alignas(64) ReplayThread {
   // The record names the thread gives next (shim/families/record_names.h); a block's next owner
   // goes on giving them: each is given once.
   replay::NameBlock names;
+  // What the thread's last cuBLASLt keys took (cublaslt_replay.cpp) for a matmul descriptor and
+  // its four layouts (their names, and the descriptor's pointer mode, scale type and emulation
+  // descriptor) and for a preference; and its last heuristic query, with where its answer was.
+  replay::RecordRun<5, 5, 3> operation;
+  replay::RecordRun<1, 1, 0> preference;
+  replay::RecentQuery<12> heuristic;
 };
 
 extern __thread ReplayThread* t_replay __attribute__((visibility("hidden"), tls_model("initial-exec")));

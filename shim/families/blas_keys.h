@@ -51,9 +51,11 @@ struct MatmulDescAttributes {
 // record's name (record_names.h). A record names the mask of the attributes the program set (no kind
 // has an attribute past 38) and their values, in the mask's order. Null adds a zero (a null layout,
 // emulation descriptor...), which `nullable` allows. A matmul descriptor's attributes the key needs
-// go into `*desc` when it is given. False when the record is unknown (the key is refused).
+// go into `*desc` when it is given, and the version of the record the word is for into `*seen`.
+// False when the record is unknown (the key is refused).
 [[gnu::always_inline]] inline bool add_record(Key& key, const void* object, BlasKind kind, bool nullable = false,
-                       MatmulDescAttributes* desc = nullptr) noexcept {
+                                              MatmulDescAttributes* desc = nullptr,
+                                              BlasRegistry::Version* seen = nullptr) noexcept {
   if (object == nullptr) {
     if (!nullable) key.refuse();
     key.add(0);
@@ -81,7 +83,7 @@ struct MatmulDescAttributes {
   auto kept = [](const std::atomic<std::uint64_t>* words, std::uint32_t) {
     return words[kKeptWord].load(std::memory_order_relaxed) == (words[0].load(std::memory_order_relaxed) | kKeptBit);
   };
-  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek, kept);
+  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek, kept, seen);
   if (name == 0) {
     key.refuse();
     return false;

@@ -47,11 +47,29 @@ bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 // matmul descriptor names is a part of it, and takes a word only when there is one (the matmul
 // descriptor's record, before it, says whether). A layout passed again (PyTorch's C and D are one)
 // is read once: later places take the word kSameLayout above the first place's index, which no
-// record's word has (a record's kind is its top byte: record_names.h).
+// record's word has (a record's kind is its top byte: record_names.h). The same five objects as
+// the thread's last key's, none of them set or destroyed since (its heuristic's, before a
+// matmul), take that key's words again (replay/record_run.h); a run with an emulation descriptor
+// (a sixth object) is not kept.
 constexpr std::uint64_t kSameLayout = std::uint64_t{0xFF} << 56;
-bool add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
-                   cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, MatmulDescAttributes& desc) noexcept {
-  if (!add_record(key, operation, kMatmulDesc, false, &desc)) return false;
+using OperationRun = decltype(ReplayThread::operation);
+bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
+                   cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
+                   MatmulDescAttributes& desc) noexcept {
+  const void* const objects[5] = {operation, a, b, c, d};
+  OperationRun spare;  // a thread without a replay block reads into a run of its own
+  OperationRun& run = t != nullptr ? t->operation : spare;
+  if (t != nullptr && run.holds<BlasRegistry>(objects)) {
+    std::uint64_t* const at = key.extend(5);
+    if (at == nullptr) return false;
+#pragma GCC unroll 5
+    for (int i = 0; i < 5; ++i) at[i] = run.words[i];
+    desc = MatmulDescAttributes{run.facts[0], run.facts[1], run.facts[2]};
+    return true;
+  }
+  run.begin();
+  const std::uint32_t start = key.length;
+  if (!add_record(key, operation, kMatmulDesc, false, &desc, &run.versions[0])) return false;
   if (desc.emulation != 0) add_record(key, reinterpret_cast<const void*>(desc.emulation), kEmulation);
   const cublasLtMatrixLayout_t layouts[4] = {a, b, c, d};
 #pragma GCC unroll 4
@@ -60,10 +78,26 @@ bool add_operation(Key& key, cublasLtMatmulDesc_t operation, cublasLtMatrixLayou
 #pragma GCC unroll 4
     for (int j = i - 1; j >= 0; --j)
       if (layouts[j] == layouts[i]) first = j;
-    if (first == i || layouts[i] == nullptr) add_record(key, layouts[i], kLayout);
-    else key.add(kSameLayout | static_cast<std::uint64_t>(first));
+    if (first == i || layouts[i] == nullptr) {
+      add_record(key, layouts[i], kLayout, false, nullptr, &run.versions[1 + i]);
+    } else {
+      key.add(kSameLayout | static_cast<std::uint64_t>(first));
+      run.versions[1 + i] = run.versions[1 + first];
+    }
   }
+  if (key.complete && desc.emulation == 0 && key.length - start == 5)
+    run.finish(objects, key.words + start, {desc.pointer_mode, desc.scale_type, desc.emulation});
   return true;
+}
+
+// The preference's record into `key`, through the thread's last (as add_operation's run).
+void add_preference(Key& key, ReplayThread& t, cublasLtMatmulPreference_t preference) noexcept {
+  const void* const objects[1] = {preference};
+  auto& run = t.preference;
+  if (run.holds<BlasRegistry>(objects)) return key.add(run.words[0]);
+  run.begin();
+  if (add_record(key, preference, kPreference, false, nullptr, &run.versions[0]) && key.complete)
+    run.finish(objects, &key.words[key.length - 1], {});
 }
 
 // One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.
@@ -167,7 +201,8 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   key.add(kMatmul | std::uint64_t{algo != nullptr} << 8);
   key.add_pointer(current_context(caller, reach.caller));
   MatmulDescAttributes attributes;
-  if (add_operation(key, desc, a_desc, b_desc, c_desc, d_desc, attributes)) add_scales(key, attributes, alpha, beta);
+  if (add_operation(key, replay_thread(), desc, a_desc, b_desc, c_desc, d_desc, attributes))
+    add_scales(key, attributes, alpha, beta);
   key.add_tensors({a, b, c, d, workspace});
   if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
   key.add(workspace_size);
@@ -203,8 +238,8 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   key.add(kHeuristic | static_cast<std::uint64_t>(requested) << 8);  // requested: 1 to kMaxAnswers
   key.add_pointer(current_context(caller, reach.caller));
   MatmulDescAttributes attributes;
-  add_operation(key, desc, a, b, c, d, attributes);
-  add_record(key, preference, kPreference);
+  add_operation(key, t, desc, a, b, c, d, attributes);
+  add_preference(key, *t, preference);
   if (!key.complete || key.words[2] == 0) return direct();
   // The answer goes straight into the program's results: on a miss they are the library's to write.
   int given = 0;
@@ -225,7 +260,16 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
     if (given == 1) copy(kResultWords);  // PyTorch's one result: unrolled
     else copy(length - 1);
   };
-  if (g_answers.find(key, take) && given >= 1) {
+  // The thread's last query again (PyTorch's Linear asks one per call) is looked for where its
+  // answer was; any other, or one whose answer moved, by its hash.
+  auto& recent = t->heuristic;
+  bool found = recent.is(key) && g_answers.find_again(recent.ticket, take) && given >= 1;
+  if (!found) {
+    replay::AnswerTicket where;
+    found = g_answers.find(key, take, &where) && given >= 1;
+    if (found) recent.keep(key, where);
+  }
+  if (found) {
     *returned = given;
     t->admissions.hit(Admitted::kHeuristic);
     if (counting(m)) count(Counter::heuristic_cached);
@@ -244,6 +288,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   answer.words[0] = static_cast<std::uint64_t>(*returned);
   std::memcpy(&answer.words[1], results, static_cast<std::size_t>(*returned) * sizeof *results);
   const Answers::Stored stored = g_answers.insert(key, answer);
+  if (stored.stored) t->heuristic.keep(key, stored.where);
   if (stored.evicted && !stored.evicted_used) t->admissions.waste(Admitted::kHeuristic);
   g_seen_handles.note(handle);
   if (counting(m)) count(stored.stored ? Counter::heuristic_stored : Counter::heuristic_direct);

@@ -27,9 +27,10 @@ inline std::uint64_t named_record(std::uint32_t kind, std::uint64_t name) noexce
 // of the record not named before, and then remembered by the registry beside that version:
 // `peek(words, length)`, for what the caller needs of the record besides its name (an attribute,
 // a data type), is called on every read. What either reads is good only when a name is returned.
+// `seen`, when given, is told which version of the record the name is for (Registry::unchanged).
 template <typename Registry, typename Names, typename Copy, typename Peek>
 [[gnu::noinline]] std::uint64_t name_record(Registry& registry, Names& names, const void* object, std::uint32_t kind,
-                                            Copy& copy, Peek& peek) noexcept {
+                                            Copy& copy, Peek& peek, typename Registry::Version* seen) noexcept {
   typename Registry::Version version{};
   std::uint64_t words[Registry::kWords];
   std::uint32_t length = 0;
@@ -41,11 +42,15 @@ template <typename Registry, typename Names, typename Copy, typename Peek>
         if (v.remembered == 0) length = copy(from, n, words);
       });
   if (!read) return 0;
-  if (version.remembered != 0) return version.remembered;
-  ReplayThread* t = replay_thread();
-  replay::NameBlock spare;  // a thread without a replay block names from a block of its own, once
-  const std::uint64_t name = names.name(kind, words, length, t != nullptr ? t->names : spare);
-  if (name != 0) registry.remember(version, name);
+  std::uint64_t name = version.remembered;
+  if (name == 0) {
+    ReplayThread* t = replay_thread();
+    replay::NameBlock spare;  // a thread without a replay block names from a block of its own, once
+    name = names.name(kind, words, length, t != nullptr ? t->names : spare);
+    if (name == 0) return 0;
+    registry.remember(version, name);
+  }
+  if (seen != nullptr) *seen = {version.slot, version.number, name};
   return name;
 }
 
@@ -55,10 +60,12 @@ struct NeverKept {
 };
 
 template <typename Registry, typename Names, typename Copy, typename Peek, typename Kept = NeverKept>
-[[gnu::always_inline]] inline std::uint64_t record_name(Registry& registry, Names& names, const void* object, std::uint32_t kind,
-                                 Copy&& copy, Peek&& peek, Kept&& kept = Kept{}) noexcept {
-  if (const std::uint64_t name = registry.remembered(object, kind, peek, kept)) return name;
-  return name_record(registry, names, object, kind, copy, peek);
+[[gnu::always_inline]] inline std::uint64_t record_name(Registry& registry, Names& names, const void* object,
+                                                        std::uint32_t kind, Copy&& copy, Peek&& peek,
+                                                        Kept&& kept = Kept{},
+                                                        typename Registry::Version* seen = nullptr) noexcept {
+  if (const std::uint64_t name = registry.remembered(object, kind, peek, kept, seen)) return name;
+  return name_record(registry, names, object, kind, copy, peek, seen);
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -11,10 +11,12 @@
 
 #include "replay/descriptor_registry.h"
 #include "replay/record_ids.h"
+#include "replay/record_run.h"
 
 using cudnn_fastpath::replay::DescriptorRegistry;
 using cudnn_fastpath::replay::NameBlock;
 using cudnn_fastpath::replay::RecordIds;
+using cudnn_fastpath::replay::RecordRun;
 using cudnn_fastpath::replay::SlotWords;
 
 namespace {
@@ -37,9 +39,9 @@ Read read(const Registry& r, const void* address) {
                             });
   return out;
 }
-std::uint64_t remembered(Registry& r, const void* address) {
+std::uint64_t remembered(Registry& r, const void* address, Registry::Version* seen = nullptr) {
   return r.remembered(address, kKind, [](const std::atomic<std::uint64_t>*, std::uint32_t) {},
-                      [](const std::atomic<std::uint64_t>*, std::uint32_t) { return false; });
+                      [](const std::atomic<std::uint64_t>*, std::uint32_t) { return false; }, seen);
 }
 std::uint32_t one_word(SlotWords w, std::uint64_t value) {
   w[0].store(value, std::memory_order_relaxed);
@@ -144,4 +146,58 @@ TEST_CASE("threads naming the same contents at once agree on one name", "[unit][
       for (int t = 0; t < kThreads; ++t)
         if (other != c) CHECK(names[t][other] != settled);  // never another content's
   }
+}
+
+TEST_CASE("a run of records holds while none of its records is set, made again or destroyed", "[unit][names]") {
+  static Registry r;
+  int first, second, other;
+  for (int* d : {&first, &second, &other})
+    REQUIRE(r.created(d, kKind, [](SlotWords w) { return one_word(w, 7); }));
+  // Each record named, and the version its name is for told to the run (as add_operation does).
+  RecordRun<2, 2, 1> run{};
+  const void* const objects[2] = {&first, &second};
+  auto read_run = [&] {
+    run.begin();
+    std::uint64_t words[2];
+    for (int i = 0; i < 2; ++i) {
+      const Read now = read(r, objects[i]);
+      REQUIRE(now.ok);
+      r.remember(now.version, 50 + static_cast<std::uint64_t>(i));
+      words[i] = remembered(r, objects[i], &run.versions[i]);
+      REQUIRE(words[i] == 50 + static_cast<std::uint64_t>(i));
+    }
+    run.finish(objects, words, {9});
+  };
+  CHECK_FALSE(run.holds<Registry>(objects));  // nothing kept yet
+  read_run();
+  CHECK(run.holds<Registry>(objects));
+  CHECK(run.words[1] == 51);
+  CHECK(run.facts[0] == 9);
+
+  // Other objects, or the same in another order: not this run.
+  const void* const swapped[2] = {&second, &first};
+  const void* const another[2] = {&first, &other};
+  CHECK_FALSE(run.holds<Registry>(swapped));
+  CHECK_FALSE(run.holds<Registry>(another));
+
+  // A set of either record, even to the words it had, ends the run.
+  REQUIRE(r.write(&second, kKind, [](SlotWords w, std::uint32_t) { return one_word(w, 7); }));
+  CHECK_FALSE(run.holds<Registry>(objects));
+  read_run();
+  CHECK(run.holds<Registry>(objects));
+  r.unknown(&first);
+  CHECK_FALSE(run.holds<Registry>(objects));
+
+  // Destroyed and made again at the same address, with the same contents: a new record.
+  REQUIRE(r.write(&first, kKind, [](SlotWords w, std::uint32_t) { return one_word(w, 7); }));
+  read_run();
+  r.forget(&first);
+  CHECK_FALSE(run.holds<Registry>(objects));
+  REQUIRE(r.created(&first, kKind, [](SlotWords w) { return one_word(w, 7); }));
+  CHECK_FALSE(run.holds<Registry>(objects));
+
+  // A run begun and not finished holds nothing.
+  read_run();
+  run.begin();
+  CHECK_FALSE(run.holds<Registry>(objects));
 }

@@ -1,0 +1,58 @@
+// RecordRun: the words a thread's last key took for a run of recorded objects (the names of their
+// records: shim/families/record_names.h), with the version of each record they were read from
+// (descriptor_registry.h), so that the thread's next key over the same objects, none of them set,
+// made again or destroyed since, takes the same words from here: a look at each record's sequence
+// instead of a lookup, a read and a name for each. PyTorch's Linear reads one matmul descriptor and
+// its layouts twice (its heuristic, then its matmul), and a program that keeps its descriptors
+// reads them at every call.
+//
+// A thread's own (ReplayThread), so plain data. Exact: a name is given to one content only, and a
+// record at an unchanged version has the contents its name was given for.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "replay/descriptor_registry.h"
+
+namespace cudnn_fastpath::replay {
+
+template <std::size_t Objects, std::size_t Words, std::size_t Facts>
+struct RecordRun {
+  bool kept;  // false: no run kept
+  const void* objects[Objects];
+  RecordVersion versions[Objects];  // written by the reads of the run being made (begin())
+  std::uint64_t words[Words];
+  std::array<std::uint64_t, Facts> facts;  // what the caller read of the records besides their names
+
+  // Whether `now` are the run's objects, each record still the version it was read at: then
+  // `words` and `facts` are what reading them again would give.
+  template <typename Registry>
+  bool holds(const void* const (&now)[Objects]) const noexcept {
+    std::uintptr_t differ = !kept;
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < Objects; ++i)
+      differ |= reinterpret_cast<std::uintptr_t>(now[i]) ^ reinterpret_cast<std::uintptr_t>(objects[i]);
+    if (differ != 0) return false;
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < Objects; ++i)
+      if (!Registry::unchanged(versions[i])) return false;
+    return true;
+  }
+
+  // A run is being read: nothing is kept until finish(), and its reads write `versions`.
+  void begin() noexcept { kept = false; }
+  // The run of `now` (each read at `versions`) gave `from[0, Words)` and `known`.
+  void finish(const void* const (&now)[Objects], const std::uint64_t* from,
+              const std::array<std::uint64_t, Facts>& known) noexcept {
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < Objects; ++i) objects[i] = now[i];
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < Words; ++i) words[i] = from[i];
+    facts = known;
+    kept = true;
+  }
+};
+
+}  // namespace cudnn_fastpath::replay
