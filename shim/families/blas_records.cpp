@@ -30,8 +30,8 @@ using Words = replay::SlotWords;
 // A descriptor's record is usable at this length (a key reads it by its mask: blas_keys.h).
 constexpr std::uint32_t kUsable = 1;
 
-// Inline, and the copy's size spelt out for the common ones, so that a create's puts and a set of a
-// 4- or 8-byte attribute are a load and a few stores, not a call of memcpy.
+// Inline, and the copy's size spelt out for the common ones, so that a set of a 4- or 8-byte
+// attribute is a load and a few stores, not a call of memcpy.
 [[gnu::always_inline]] inline bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
   if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
   std::uint64_t value = 0;
@@ -43,10 +43,6 @@ constexpr std::uint32_t kUsable = 1;
   w[1 + id].store(value, std::memory_order_relaxed);
   w[0].store(w[0].load(std::memory_order_relaxed) | std::uint64_t{1} << id, std::memory_order_relaxed);
   return true;
-}
-template <typename T>
-bool put_value(Words w, std::uint64_t attributes, int id, T value) {
-  return put(w, attributes, id, &value, sizeof value);
 }
 
 // A set of an attribute the descriptor kind has keeps the record as usable as it was; one it does
@@ -63,12 +59,32 @@ std::uint32_t no_attributes(Words w) {
   return kUsable;
 }
 
+// A fresh record holding the create's attributes kIds (of a kind's kAttributes), `values` in that
+// order, each as put() would store it: made over the slot's last record, and kept while every value
+// is the one there (no_attributes() and a put() each). The ids are known here, so nothing is checked
+// at run time and the mask is written once.
+template <std::uint64_t kAttributes, int... kIds, typename... T>
+std::uint32_t made_with(Words w, T... values) {
+  static_assert(sizeof...(kIds) == sizeof...(T), "a value per attribute");
+  static_assert((((kAttributes >> kIds) & 1) && ...), "attributes of the kind");
+  static_assert(((sizeof(T) == 4 || sizeof(T) == 8) && ...), "put() sizes");
+  const std::uint64_t last = w[0].load(std::memory_order_relaxed);
+  std::uint64_t differ = 0;
+  auto put_one = [&](int id, auto value) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, &value, sizeof value);
+    differ |= w[1 + id].load(std::memory_order_relaxed) ^ word;
+    w[1 + id].store(word, std::memory_order_relaxed);
+  };
+  (put_one(kIds, values), ...);
+  w[kKeptWord].store(differ == 0 ? last | kKeptBit : last, std::memory_order_relaxed);
+  w[0].store(((std::uint64_t{1} << kIds) | ...), std::memory_order_relaxed);
+  return kUsable;
+}
+
 std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
-  no_attributes(w);
-  return put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, static_cast<std::int32_t>(compute)) &&
-                 put_value(w, kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_SCALE_TYPE, static_cast<std::int32_t>(scale))
-             ? kUsable
-             : 0;
+  return made_with<kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, CUBLASLT_MATMUL_DESC_SCALE_TYPE>(
+      w, static_cast<std::int32_t>(compute), static_cast<std::int32_t>(scale));
 }
 std::uint32_t record_matmul_desc_init(Words w, std::uint32_t, std::size_t, cublasComputeType_t compute,
                                       cudaDataType_t scale) {
@@ -80,13 +96,9 @@ std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublas
 }
 
 std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
-  no_attributes(w);
-  return put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, static_cast<std::uint32_t>(type)) &&
-                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_ROWS, rows) &&
-                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_COLS, cols) &&
-                 put_value(w, kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_LD, ld)
-             ? kUsable
-             : 0;
+  return made_with<kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, CUBLASLT_MATRIX_LAYOUT_ROWS,
+                   CUBLASLT_MATRIX_LAYOUT_COLS, CUBLASLT_MATRIX_LAYOUT_LD>(w, static_cast<std::uint32_t>(type), rows,
+                                                                           cols, ld);
 }
 std::uint32_t record_layout_init(Words w, std::uint32_t, std::size_t, cudaDataType type, std::uint64_t rows,
                                  std::uint64_t cols, std::int64_t ld) {
