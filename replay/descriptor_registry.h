@@ -126,6 +126,21 @@ class DescriptorRegistry {
     return true;
   }
 
+  // As write(), where `address` is at its home (the common case), without a call of the registry's
+  // own, so that a caller's fast path needs no frame of its own: false, and nothing done, when it
+  // is not there as `kind` (the caller then takes write()'s path).
+  template <typename Edit>
+  [[gnu::always_inline]] bool write_at_home(const void* address, std::uint32_t kind, Edit&& edit) noexcept {
+    const std::uintptr_t key = key_of(address);
+    Slot& slot = slots_[place_of(key).home];
+    if (slot.key.load(std::memory_order_relaxed) != key || slot.kind.load(std::memory_order_relaxed) != kind)
+      return false;
+    const std::uint64_t sequence = begin_write(slot);
+    slot.length.store(edit(slot.words, slot.length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+    end_write(slot, sequence);
+    return true;
+  }
+
   // The contents of `address` are not known any more (a set the library refused).
   void unknown(const void* address) noexcept {
     if (Slot* const slot = find(key_of(address))) make_unknown(*slot);
@@ -143,6 +158,25 @@ class DescriptorRegistry {
     if (__builtin_expect(way == 0, 1)) return;
     if (at_home(way, place, key)) return vacate(place.home, place.home);
     if (away_in(way) != 0) forget_away(key, place);
+  }
+
+  // forget()'s common cases without a call (as write_at_home()): the address at its home, or
+  // surely not held. False, and nothing done, when it may be away from home (the caller then
+  // takes forget()'s path).
+  [[gnu::always_inline]] bool forget_at_home(const void* address) noexcept {
+    const std::uintptr_t key = key_of(address);
+    const Place place = place_of(key);
+    const std::uint64_t way = way_at(place.home);
+    if (__builtin_expect(way == 0, 1)) return true;
+    if (at_home(way, place, key)) {
+      vacate(place.home, place.home);
+      return true;
+    }
+    return away_in(way) == 0;
+  }
+  // Whether `address` is surely not held: forget()'s common miss, one load.
+  [[gnu::always_inline]] bool surely_not_held(const void* address) const noexcept {
+    return way_at(place_of(key_of(address)).home) == 0;
   }
 
   // Whether the registry holds `address` (whatever its contents): a miss costs what forget's does.
@@ -451,8 +485,8 @@ class DescriptorRegistry {
     slots_[at].key.store(key, std::memory_order_release);
     return true;
   }
-  // Frees the way of slot `at`, `home` the home of its address.
-  void vacate(std::size_t at, std::size_t home) noexcept {
+  // Frees the way of slot `at`, `home` the home of its address. Inline: forget_at_home() makes no call.
+  [[gnu::always_inline]] void vacate(std::size_t at, std::size_t home) noexcept {
     make_unknown(slots_[at], /*carry_name=*/true);
     // Relaxed: ordered before the next claim by the tag's release. From here the way's key is no
     // address's until the next claim stores its own.

@@ -35,9 +35,17 @@ constexpr std::uint32_t kUsable = 1;
 [[gnu::always_inline]] inline bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
   if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
   std::uint64_t value = 0;
-  if (size == 8) std::memcpy(&value, bytes, 8);
-  else if (size == 4) std::memcpy(&value, bytes, 4);
-  else std::memcpy(&value, bytes, size);
+  if (size == 8) {
+    std::memcpy(&value, bytes, 8);
+  } else if (size == 4) {
+    std::memcpy(&value, bytes, 4);
+  } else {  // byte by byte, not a call of memcpy (the fast path makes none: record_attribute)
+    unsigned char b[8] = {};
+#pragma GCC unroll 8
+    for (std::size_t i = 0; i < 8; ++i)
+      if (i < size) b[i] = static_cast<const unsigned char*>(bytes)[i];
+    std::memcpy(&value, b, 8);
+  }
   if (w[1 + id].load(std::memory_order_relaxed) != value)
     w[kKeptWord].store(w[kKeptWord].load(std::memory_order_relaxed) & ~kKeptBit, std::memory_order_relaxed);
   w[1 + id].store(value, std::memory_order_relaxed);
@@ -47,8 +55,11 @@ constexpr std::uint32_t kUsable = 1;
 
 // A set of an attribute the descriptor kind has keeps the record as usable as it was; one it does
 // not have (or an odd size) makes it unknown until it is made again.
+// Inline, with the recorders of the attributes' sets below: a set's fast path (recorded_calls.h)
+// then makes no call but the library's.
 template <std::uint64_t kAttributes>
-std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void* buf, std::size_t size) {
+[[gnu::always_inline]] inline std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void* buf,
+                                                             std::size_t size) {
   return put(w, kAttributes, id, buf, size) ? length : 0;
 }
 
@@ -62,9 +73,10 @@ std::uint32_t no_attributes(Words w) {
 // A fresh record holding the create's attributes kIds (of a kind's kAttributes), `values` in that
 // order, each as put() would store it: made over the slot's last record, and kept while every value
 // is the one there (no_attributes() and a put() each). The ids are known here, so nothing is checked
-// at run time and the mask is written once.
+// at run time and the mask is written once; inline, with the creates' defaults below, into the
+// creates.
 template <std::uint64_t kAttributes, int... kIds, typename... T>
-std::uint32_t made_with(Words w, T... values) {
+[[gnu::always_inline]] inline std::uint32_t made_with(Words w, T... values) {
   static_assert(sizeof...(kIds) == sizeof...(T), "a value per attribute");
   static_assert((((kAttributes >> kIds) & 1) && ...), "attributes of the kind");
   static_assert(((sizeof(T) == 4 || sizeof(T) == 8) && ...), "put() sizes");
@@ -82,7 +94,7 @@ std::uint32_t made_with(Words w, T... values) {
   return kUsable;
 }
 
-std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
+[[gnu::always_inline]] inline std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
   return made_with<kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, CUBLASLT_MATMUL_DESC_SCALE_TYPE>(
       w, static_cast<std::int32_t>(compute), static_cast<std::int32_t>(scale));
 }
@@ -90,12 +102,12 @@ std::uint32_t record_matmul_desc_init(Words w, std::uint32_t, std::size_t, cubla
                                       cudaDataType_t scale) {
   return matmul_desc_defaults(w, compute, scale);
 }
-std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublasLtMatmulDescAttributes_t id,
+[[gnu::always_inline]] inline std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublasLtMatmulDescAttributes_t id,
                                            const void* buf, std::size_t size) {
   return record_attribute<kMatmulDescAttributes>(w, length, id, buf, size);
 }
 
-std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+[[gnu::always_inline]] inline std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
   return made_with<kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, CUBLASLT_MATRIX_LAYOUT_ROWS,
                    CUBLASLT_MATRIX_LAYOUT_COLS, CUBLASLT_MATRIX_LAYOUT_LD>(w, static_cast<std::uint32_t>(type), rows,
                                                                            cols, ld);
@@ -104,21 +116,21 @@ std::uint32_t record_layout_init(Words w, std::uint32_t, std::size_t, cudaDataTy
                                  std::uint64_t cols, std::int64_t ld) {
   return layout_defaults(w, type, rows, cols, ld);
 }
-std::uint32_t record_layout_attribute(Words w, std::uint32_t length, cublasLtMatrixLayoutAttribute_t id,
+[[gnu::always_inline]] inline std::uint32_t record_layout_attribute(Words w, std::uint32_t length, cublasLtMatrixLayoutAttribute_t id,
                                       const void* buf, std::size_t size) {
   return record_attribute<kLayoutAttributes>(w, length, id, buf, size);
 }
 
 std::uint32_t preference_defaults(Words w) { return no_attributes(w); }
 std::uint32_t record_preference_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
-std::uint32_t record_preference_attribute(Words w, std::uint32_t length, cublasLtMatmulPreferenceAttributes_t id,
+[[gnu::always_inline]] inline std::uint32_t record_preference_attribute(Words w, std::uint32_t length, cublasLtMatmulPreferenceAttributes_t id,
                                           const void* buf, std::size_t size) {
   return record_attribute<kPreferenceAttributes>(w, length, id, buf, size);
 }
 
 std::uint32_t emulation_defaults(Words w) { return no_attributes(w); }
 std::uint32_t record_emulation_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
-std::uint32_t record_emulation_attribute(Words w, std::uint32_t length, cublasLtEmulationDescAttributes_t id,
+[[gnu::always_inline]] inline std::uint32_t record_emulation_attribute(Words w, std::uint32_t length, cublasLtEmulationDescAttributes_t id,
                                          const void* buf, std::size_t size) {
   return record_attribute<kEmulationAttributes>(w, length, id, buf, size);
 }

@@ -75,6 +75,23 @@ struct RecordedCalls {
     if constexpr (!((kAlwaysRecorded >> kKind) & 1)) shim::note_recorded_creation(kRecords);
   }
 
+  // The library's function for a steady call, told without a call of the shim's own, so that the
+  // fast paths below need no frame of their own: the mode set up, this copy leading and not
+  // disabled, the caller in the object the thread's last call came from (whose binding is
+  // published), the library has the function. Null otherwise: the call takes the general path
+  // (forwarded(), and the rest).
+  template <auto kReal>
+  [[gnu::always_inline]] static RealOf<kReal> steady_real(const void* caller) noexcept {
+    // Acquire: as current_mode().
+    const std::uint32_t m = g_mode.load(std::memory_order_acquire);
+    if ((m & (mode::kReady | mode::kFollower | mode::kDisabled)) != mode::kReady) return nullptr;
+    const Caller* c = t_last_caller;
+    if (c == nullptr || !contains(*c, reinterpret_cast<std::uintptr_t>(caller))) return nullptr;
+    // Acquire: as reach_for().
+    const Binding* b = c->bindings[static_cast<int>(library)].load(std::memory_order_acquire);
+    return b != nullptr ? b->real.*kReal : nullptr;
+  }
+
   // What every call does first: a follower passes it to the leading copy (or, when that copy is
   // older than these entries, to the library), a caller without the library gets its error.
   // Returns whether the call is done, with its status; `known` is the caller's entry that gave
@@ -149,9 +166,29 @@ struct RecordedCalls {
     return status;
   }
 
+  // A set. Its fast path (a steady call, steady_real(), whose object is at its home in the
+  // registry or surely not held there) records the set before the library makes it: nothing reads
+  // a descriptor being set (the libraries' rule), and only the object then lives across the call,
+  // for a refusal, which leaves the record unknown.
   template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
             typename... Rest>
   static Status set(const void* caller, Object object, Rest... rest) noexcept {
+    if (const RealOf<kReal> real = steady_real<kReal>(caller)) {
+      if (!recorded_now<kKind>()) {
+        if (registry.surely_not_held(object)) return real(object, rest...);
+      } else if (registry.write_at_home(object, kKind, [&](replay::SlotWords words, std::uint32_t length) {
+                   return kRecord(words, length, rest...);
+                 })) {
+        const Status status = real(object, rest...);
+        if (__builtin_expect(status != 0, 0)) registry.unknown(object);
+        return status;
+      }
+    }
+    return set_in_general<kReal, kOffset, kLeader, kKind, kRecord>(caller, object, rest...);
+  }
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
+            typename... Rest>
+  [[gnu::noinline]] static Status set_in_general(const void* caller, Object object, Rest... rest) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
@@ -174,8 +211,18 @@ struct RecordedCalls {
     return status;
   }
 
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t, auto kHook, typename Object>
+  // A destroy. Its fast path (a steady call, its object at its home in the registry or surely not
+  // held, no hook) forgets the object and hands the call on, as the general path does.
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kHook, typename Object>
   static Status destroyed(const void* caller, Object object) noexcept {
+    if constexpr (std::is_null_pointer_v<decltype(kHook)>) {
+      const RealOf<kReal> real = steady_real<kReal>(caller);
+      if (real != nullptr && registry.forget_at_home(object)) return real(object);
+    }
+    return destroyed_in_general<kReal, kOffset, kLeader, kKind, kHook>(caller, object);
+  }
+  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t, auto kHook, typename Object>
+  [[gnu::noinline]] static Status destroyed_in_general(const void* caller, Object object) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
