@@ -187,6 +187,18 @@ int lt_changes() {
   changes.push_back({"stream", [&](int which) {
                        m.stream = which == 1 ? reinterpret_cast<cudaStream_t>(second_stream) : base.stream;
                      }});
+  // Last (the descriptor's record is unknown from the refusal on, until it is made again): TRANSA
+  // made T, then a set back to N that cuBLASLt refuses (2 bytes of an int32 attribute). The
+  // descriptor stays T, and its record must not say N (the base's key, whose graph is N's).
+  changes.push_back({"transa_then_refused", [&](int which) {
+                       set_desc(o.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                std::int32_t{which == 1 ? CUBLAS_OP_T : CUBLAS_OP_N});
+                       if (which != 1) return;
+                       const std::int16_t op_n = CUBLAS_OP_N;
+                       if (g_api.cublasLtMatmulDescSetAttribute(o.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_n,
+                                                                sizeof op_n) == CUBLAS_STATUS_SUCCESS)
+                         die("a 2-byte TRANSA was taken");
+                     }});
 
   Counts counts;
   const Snapshot before = Snapshot::now();

@@ -440,7 +440,7 @@ struct Case {
   int (*run)();
 };
 constexpr Case kCases[] = {
-    {"steady", steady},       {"reset", reset},     {"recreate", recreate},
+    {"steady", steady},       {"reset", reset},     {"recreate", recreate}, {"refused", refused},
     {"around", around},       {"arguments", arguments}, {"factor", factor},
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
     {"inner", inner},         {"forget", forget},   {"threads", threads},

@@ -191,6 +191,7 @@ extern Handle g_main, g_other;
 int steady();
 int reset();
 int recreate();
+int refused();
 int around();
 int arguments();
 int factor();

@@ -157,6 +157,22 @@ int reset() {
   return 0;
 }
 
+// A set cuDNN refuses (a convolution's group count of 0, which the record would take) leaves the
+// descriptor's record unknown: every convolution after it runs directly, until the descriptor is
+// made again. A record that took the refused value would key them as a state cuDNN never had.
+int refused() {
+  for (const Op& op : ops()) {
+    if (std::string(op.name) != "conv") continue;
+    World& w = make_world(op, g_main.handle);
+    check_times(w, kPerState);
+    const Snapshot before = Snapshot::now();
+    if (g_api.cudnnSetConvolutionGroupCount(w.conv, 0) == CUDNN_STATUS_SUCCESS) die("a group count of 0 was taken");
+    check_times(w, kPerState);
+    print_since(before, "refused.");
+  }
+  return 0;
+}
+
 // A descriptor destroyed and another made at its address with other contents: the destroy and
 // the creation and set through the shim ("shim"), the destroy around it and the rest through it
 // ("destroyed_around"), or the destroy through it and the rest around it ("made_around").

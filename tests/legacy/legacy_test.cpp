@@ -152,6 +152,22 @@ TEST_CASE("descriptors: set again in place with other contents, a new key and ev
   }
 }
 
+// Watched failing with the unknown() after a refused set removed from RecordedCalls::set's fast
+// path (recorded_calls.h): the refused group count recorded, the calls after it captured and
+// replayed (calls 3, captures 1, launches 2, unknown 0).
+TEST_CASE("descriptors: a set cuDNN refuses leaves the record unknown, the calls after it run directly",
+          "[legacy][descriptors]") {
+  for (const char* mode : kModes) {
+    INFO("mode " << mode);
+    const Outcome o = run(mode, "refused");
+    check_sound(o, mode);
+    CHECK(o["refused.calls"] == 4);
+    CHECK(o["refused.captures"] == 0);
+    CHECK(o["refused.launches"] == 0);
+    CHECK(o["refused.shim.legacy_unknown"] == 4);
+  }
+}
+
 // Watched failing: "made_around" with destroyed()'s g_legacy_descriptors.forget commented out
 // (legacy_descriptors.cpp: the old record stays and the new descriptor is taken for the old one:
 // mismatches 28, unknown 0); "destroyed_around" with created() keeping a record it finds at the
