@@ -166,23 +166,22 @@ struct RecordedCalls {
     return status;
   }
 
-  // A set. Its fast path (a steady call, steady_real(), whose object is at its home in the
-  // registry or surely not held there) records the set before the library makes it: nothing reads
-  // a descriptor being set (the libraries' rule), and only the object then lives across the call,
-  // for a refusal, which leaves the record unknown.
+  // A set. Its fast path (a steady call, steady_real()), where the object is at its home in the
+  // registry, records the set before the library makes it: nothing reads a descriptor being set
+  // (the libraries' rule), and only the object then lives across the call, for a refusal, which
+  // leaves the record unknown. The set of an object surely not held (no record to edit or forget)
+  // is handed straight on.
   template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
             typename... Rest>
   static Status set(const void* caller, Object object, Rest... rest) noexcept {
     if (const RealOf<kReal> real = steady_real<kReal>(caller)) {
-      if (!recorded_now<kKind>()) {
-        if (registry.surely_not_held(object)) return real(object, rest...);
-      } else if (registry.write_at_home(object, kKind, [&](replay::SlotWords words, std::uint32_t length) {
-                   return kRecord(words, length, rest...);
-                 })) {
+      auto record = [&](replay::SlotWords words, std::uint32_t length) { return kRecord(words, length, rest...); };
+      if (recorded_now<kKind>() && registry.write_at_home(object, kKind, record)) {
         const Status status = real(object, rest...);
         if (__builtin_expect(status != 0, 0)) registry.unknown(object);
         return status;
       }
+      if (registry.surely_not_held(object)) return real(object, rest...);
     }
     return set_in_general<kReal, kOffset, kLeader, kKind, kRecord>(caller, object, rest...);
   }
