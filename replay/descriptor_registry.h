@@ -223,7 +223,7 @@ class DescriptorRegistry {
   // only its own record's words, over the last record's), the registry cannot. A descriptor that
   // PyTorch makes and sets for each call as it did for the last, at the address the last one left,
   // is named so without a look at its words. When a value is returned and `seen` is given, it is
-  // told which version of the record the value is for (unchanged() says whether it still is).
+  // told which version of the record the value is for (still() says whether it still is).
   template <typename Peek, typename Kept>
   std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek, Kept&& kept,
                            Version* seen = nullptr) noexcept {
@@ -243,14 +243,39 @@ class DescriptorRegistry {
     return value;
   }
 
-  // Whether the record a reader was told of (read_versioned, remembered) is still that version:
-  // its address's, as it was, with what was remembered of it. A slot's sequence moves at every set,
-  // unknown and forget of its record (and a new owner comes only after a forget), and never comes
-  // back, so an equal sequence is the same record unchanged. Relaxed: the program's calls that last
-  // set or destroyed the object happen before its calls that use it (the libraries' rule), so the
-  // load sees their moves; a set racing the use is the program's race, as it is for the library.
-  static bool unchanged(const Version& version) noexcept {
-    return static_cast<const Slot*>(version.slot)->sequence.load(std::memory_order_relaxed) == version.number;
+  // Whether the record of `address` (of `kind`) is still what a reader was told of (`version`, from
+  // remembered() or name_record(): its value is the record's name): the same version, or a later
+  // record at the same slot made over that version's words and kept (as remembered() takes a
+  // carried value: its slot's last record's name was the reader's, and `kept` says its words are
+  // still those), and then `version` is moved on to it. A slot's sequence moves at every set,
+  // unknown and forget of its record (a new owner comes only after a forget) and never comes back,
+  // so an equal sequence is the same record unchanged; a name is given to one content only, so a
+  // kept record whose last one bore the reader's name has the contents that name was given for
+  // (and is given it: remember()).
+  // The first look is relaxed: the program's calls that last set or destroyed the object happen
+  // before its calls that use it (the libraries' rule), so the load sees their moves; a set racing
+  // the use is the program's race, as it is for the library. The rest is a reader's, as in
+  // carried_if_kept().
+  template <typename Kept>
+  static bool still(Version& version, const void* address, std::uint32_t kind, Kept&& kept) noexcept {
+    const Slot& slot = *static_cast<const Slot*>(version.slot);
+    const std::uint64_t before = slot.sequence.load(std::memory_order_acquire);
+    if (__builtin_expect(before == version.number, 1)) return true;
+    const std::uintptr_t key = key_of(address);
+    if ((before & 1) || slot.key.load(std::memory_order_relaxed) != key ||
+        slot.kind.load(std::memory_order_relaxed) != kind || carried(slot, kind) != version.remembered)
+      return false;
+    const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
+    if (length == 0 || length > Words || !kept(static_cast<const std::atomic<std::uint64_t>*>(slot.words), length))
+      return false;
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.key.load(std::memory_order_acquire) != key || slot.sequence.load(std::memory_order_relaxed) != before)
+      return false;
+    // Kept for the record's later readers, and carried to the next record at its slot, as
+    // carried_if_kept() does.
+    remember(Version{&slot, before, 0}, version.remembered);
+    version.number = before;
+    return true;
   }
 
   // Keeps `value` (not 0) beside a version of a record that read_versioned returned true for, for
@@ -259,7 +284,7 @@ class DescriptorRegistry {
   // address forgotten and created again lives in another slot, whose versions are its own), so a
   // value kept for one version of one slot's contents is never given for another; a reader that
   // races the keeping gets nothing.
-  void remember(const Version& version, std::uint64_t value) noexcept {
+  [[gnu::always_inline]] static void remember(const Version& version, std::uint64_t value) noexcept {
     Slot& slot = *const_cast<Slot*>(static_cast<const Slot*>(version.slot));  // one of slots_
     std::uint64_t seen = slot.remembered_version.load(std::memory_order_relaxed);
     if (seen == version.number || seen == kRemembering) return;

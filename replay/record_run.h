@@ -20,29 +20,35 @@ namespace cudnn_fastpath::replay {
 
 template <std::size_t Objects, std::size_t Words, std::size_t Facts>
 struct RecordRun {
-  bool kept;  // false: no run kept
+  bool valid;  // false: no run kept
   const void* objects[Objects];
   RecordVersion versions[Objects];  // written by the reads of the run being made (begin())
   std::uint64_t words[Words];
   std::array<std::uint64_t, Facts> facts;  // what the caller read of the records besides their names
 
-  // Whether `now` are the run's objects, each record still the version it was read at: then
-  // `words` and `facts` are what reading them again would give.
-  template <typename Registry>
-  bool holds(const void* const (&now)[Objects]) const noexcept {
-    std::uintptr_t differ = !kept;
+  // Whether `now` are the run's objects (of `kinds`), each record still the version it was read at,
+  // or one made over it and kept (Registry::still(), `kept` as it asks; the run then follows it):
+  // then `words` and `facts` are what reading them again would give.
+  template <typename Registry, typename Kept>
+  bool holds(const void* const (&now)[Objects], const std::uint32_t (&kinds)[Objects], Kept&& kept) noexcept {
+    std::uintptr_t differ = !valid;
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < Objects; ++i)
       differ |= reinterpret_cast<std::uintptr_t>(now[i]) ^ reinterpret_cast<std::uintptr_t>(objects[i]);
     if (differ != 0) return false;
 #pragma GCC unroll 8
-    for (std::size_t i = 0; i < Objects; ++i)
-      if (!Registry::unchanged(versions[i])) return false;
+    for (std::size_t i = 0; i < Objects; ++i) {
+      if (i > 0 && now[i] == now[i - 1] && kinds[i] == kinds[i - 1]) {
+        versions[i] = versions[i - 1];  // an object passed again (PyTorch's C as D): looked at once
+        continue;
+      }
+      if (!Registry::still(versions[i], now[i], kinds[i], kept)) return false;
+    }
     return true;
   }
 
   // A run is being read: nothing is kept until finish(), and its reads write `versions`.
-  void begin() noexcept { kept = false; }
+  void begin() noexcept { valid = false; }
   // The run of `now` (each read at `versions`) gave `from[0, Words)` and `known`.
   void finish(const void* const (&now)[Objects], const std::uint64_t* from,
               const std::array<std::uint64_t, Facts>& known) noexcept {
@@ -51,7 +57,7 @@ struct RecordRun {
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < Words; ++i) words[i] = from[i];
     facts = known;
-    kept = true;
+    valid = true;
   }
 };
 

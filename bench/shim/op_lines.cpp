@@ -159,10 +159,13 @@ bool make_operation(cublasLtMatmulDesc_t& desc, cublasLtMatrixLayout_t (&layouts
     ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, attribute, &alignment, sizeof alignment) == 0;
   return ok;
 }
+// In the order of PyTorch's destructors (the reverse of the creations): an allocator that gives the
+// last address freed first (glibc's, the stubs') then gives each descriptor of the next Linear the
+// address its twin had.
 void destroy_operation(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t (&layouts)[3], cublasLtMatmulPreference_t pref) {
-  cublasLtMatmulDescDestroy(desc);
-  for (cublasLtMatrixLayout_t l : layouts) cublasLtMatrixLayoutDestroy(l);
   cublasLtMatmulPreferenceDestroy(pref);
+  for (int i = 2; i >= 0; --i) cublasLtMatrixLayoutDestroy(layouts[i]);
+  cublasLtMatmulDescDestroy(desc);
 }
 bool heuristic(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t (&l)[3], cublasLtMatmulPreference_t pref,
                cublasLtMatmulHeuristicResult_t& result) {

@@ -47,6 +47,11 @@ struct MatmulDescAttributes {
   std::uint64_t emulation = 0;
 };
 
+// Whether a cuBLASLt object's record is the one it was made over (blas.h's kKeptWord).
+inline bool kept_record(const std::atomic<std::uint64_t>* words, std::uint32_t) noexcept {
+  return words[kKeptWord].load(std::memory_order_relaxed) == (words[0].load(std::memory_order_relaxed) | kKeptBit);
+}
+
 // The record of the cuBLASLt object `object` (of `kind`) into the key: one word, its kind above its
 // record's name (record_names.h). A record names the mask of the attributes the program set (no kind
 // has an attribute past 38) and their values, in the mask's order. Null adds a zero (a null layout,
@@ -79,11 +84,7 @@ struct MatmulDescAttributes {
     attribute(CUBLASLT_MATMUL_DESC_SCALE_TYPE, desc->scale_type);
     attribute(CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, desc->emulation);
   };
-  // Whether the record is the one it was made over (blas.h's kKeptWord).
-  auto kept = [](const std::atomic<std::uint64_t>* words, std::uint32_t) {
-    return words[kKeptWord].load(std::memory_order_relaxed) == (words[0].load(std::memory_order_relaxed) | kKeptBit);
-  };
-  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek, kept, seen);
+  const std::uint64_t name = record_name(g_blas_objects, g_blas_names, object, kind, compact, peek, kept_record, seen);
   if (name == 0) {
     key.refuse();
     return false;

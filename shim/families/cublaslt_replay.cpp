@@ -59,7 +59,8 @@ bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cu
   const void* const objects[5] = {operation, a, b, c, d};
   OperationRun spare;  // a thread without a replay block reads into a run of its own
   OperationRun& run = t != nullptr ? t->operation : spare;
-  if (t != nullptr && run.holds<BlasRegistry>(objects)) {
+  static constexpr std::uint32_t kKinds[5] = {kMatmulDesc, kLayout, kLayout, kLayout, kLayout};
+  if (t != nullptr && run.holds<BlasRegistry>(objects, kKinds, kept_record)) {
     std::uint64_t* const at = key.extend(5);
     if (at == nullptr) return false;
 #pragma GCC unroll 5
@@ -94,7 +95,8 @@ bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cu
 void add_preference(Key& key, ReplayThread& t, cublasLtMatmulPreference_t preference) noexcept {
   const void* const objects[1] = {preference};
   auto& run = t.preference;
-  if (run.holds<BlasRegistry>(objects)) return key.add(run.words[0]);
+  static constexpr std::uint32_t kKinds[1] = {kPreference};
+  if (run.holds<BlasRegistry>(objects, kKinds, kept_record)) return key.add(run.words[0]);
   run.begin();
   if (add_record(key, preference, kPreference, false, nullptr, &run.versions[0]) && key.complete)
     run.finish(objects, &key.words[key.length - 1], {});

@@ -156,6 +156,7 @@ TEST_CASE("a run of records holds while none of its records is set, made again o
   // Each record named, and the version its name is for told to the run (as add_operation does).
   RecordRun<2, 2, 1> run{};
   const void* const objects[2] = {&first, &second};
+  const std::uint32_t kinds[2] = {kKind, kKind};
   auto read_run = [&] {
     run.begin();
     std::uint64_t words[2];
@@ -168,36 +169,65 @@ TEST_CASE("a run of records holds while none of its records is set, made again o
     }
     run.finish(objects, words, {9});
   };
-  CHECK_FALSE(run.holds<Registry>(objects));  // nothing kept yet
+  // What a record's own code tells of a record made over another's words (record_names.h's
+  // `kept`): never, or while its word is still the 7 the run read.
+  auto holds = [&](const void* const (&now)[2], bool tells = false) {
+    return run.holds<Registry>(now, kinds, [tells](const std::atomic<std::uint64_t>* words, std::uint32_t n) {
+      return tells && n == 1 && words[0].load() == 7;
+    });
+  };
+  CHECK_FALSE(holds(objects));  // nothing kept yet
   read_run();
-  CHECK(run.holds<Registry>(objects));
+  CHECK(holds(objects));
   CHECK(run.words[1] == 51);
   CHECK(run.facts[0] == 9);
 
   // Other objects, or the same in another order: not this run.
   const void* const swapped[2] = {&second, &first};
   const void* const another[2] = {&first, &other};
-  CHECK_FALSE(run.holds<Registry>(swapped));
-  CHECK_FALSE(run.holds<Registry>(another));
+  CHECK_FALSE(holds(swapped));
+  CHECK_FALSE(holds(another));
 
   // A set of either record, even to the words it had, ends the run.
   REQUIRE(r.write(&second, kKind, [](SlotWords w, std::uint32_t) { return one_word(w, 7); }));
-  CHECK_FALSE(run.holds<Registry>(objects));
+  CHECK_FALSE(holds(objects));
   read_run();
-  CHECK(run.holds<Registry>(objects));
+  CHECK(holds(objects));
   r.unknown(&first);
-  CHECK_FALSE(run.holds<Registry>(objects));
+  CHECK_FALSE(holds(objects, true));
 
-  // Destroyed and made again at the same address, with the same contents: a new record.
+  // Destroyed and made again at the same address with the same contents: a new record, which the
+  // run follows only where the record's code tells that it was made over the words it read.
   REQUIRE(r.write(&first, kKind, [](SlotWords w, std::uint32_t) { return one_word(w, 7); }));
   read_run();
   r.forget(&first);
-  CHECK_FALSE(run.holds<Registry>(objects));
+  CHECK_FALSE(holds(objects, true));  // no record
   REQUIRE(r.created(&first, kKind, [](SlotWords w) { return one_word(w, 7); }));
-  CHECK_FALSE(run.holds<Registry>(objects));
+  CHECK_FALSE(holds(objects));
+  CHECK(holds(objects, true));
+  CHECK(holds(objects));  // followed: the new record's version is the run's now
+  // Made again over other words, or over the words of a record whose name was not the run's.
+  read_run();
+  r.forget(&first);
+  REQUIRE(r.created(&first, kKind, [](SlotWords w) { return one_word(w, 8); }));
+  CHECK_FALSE(holds(objects, true));
+  r.forget(&first);
+  REQUIRE(r.created(&first, kKind, [](SlotWords w) { return one_word(w, 7); }));
+  CHECK_FALSE(holds(objects, true));  // its last record (8) was never named 50
+  // Another address made where `first` was (its home): never `first`'s.
+  static char addresses[4096];
+  const char* twin = addresses;
+  while (Registry::home_of(twin) != Registry::home_of(&first)) ++twin;
+  REQUIRE(twin < addresses + sizeof addresses);
+  read_run();
+  r.forget(&first);
+  REQUIRE(r.created(twin, kKind, [](SlotWords w) { return one_word(w, 7); }));
+  CHECK_FALSE(holds(objects, true));
+  r.forget(twin);
 
   // A run begun and not finished holds nothing.
+  REQUIRE(r.created(&first, kKind, [](SlotWords w) { return one_word(w, 7); }));
   read_run();
   run.begin();
-  CHECK_FALSE(run.holds<Registry>(objects));
+  CHECK_FALSE(holds(objects, true));
 }
