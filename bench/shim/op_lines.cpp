@@ -26,6 +26,8 @@
 //   heuristic  the same matmul's cublasLtMatmulAlgoGetHeuristic (answered from the cache)
 //   linear   PyTorch's Linear as cuBLASLt sees it: a matmul descriptor, three layouts and a
 //            preference made, set and destroyed around the heuristic and the matmul
+//   linear_stack  a layer's four Linears in turn, as PyTorch calls them (torch_linear), each with its
+//            own weight, bias and sizes: every descriptor is made over its predecessor's other words
 //   gemm     a cublasGemmEx on a handle with a workspace (replayed after the first three)
 //   gemm_miss  as gemm, but every op's output is new: the GEMM family backs off (its declined path)
 // Loads that never repeat, and loads half of which do (bench/shim/count-process counts them, the
@@ -219,13 +221,19 @@ std::uint32_t alignment_of(const void* pointer) {
   while (alignment < 256 && address % (2 * alignment) == 0) alignment *= 2;
   return alignment;
 }
-bool torch_linear(std::uint64_t rows, void* out) {
-  constexpr std::uint64_t kIn = 64, kOut = 64;
+// A Linear's own: its sizes, weight and bias.
+struct LinearLayer {
+  std::uint64_t in, out;
+  const void* weight;
+  const void* bias;
+};
+bool torch_linear(std::uint64_t rows, void* out, const LinearLayer& layer = {64, 64, g_weight, g_linear_bias}) {
+  const std::uint64_t kIn = layer.in, kOut = layer.out;
   const cublasOperation_t transa = CUBLAS_OP_T, transb = CUBLAS_OP_N;
   const std::uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
-  const void* bias = g_linear_bias;
+  const void* bias = layer.bias;
   const std::uint64_t workspace = sizeof g_workspace;
-  const std::uint32_t alignments[4] = {alignment_of(g_weight), alignment_of(g_input), alignment_of(out),
+  const std::uint32_t alignments[4] = {alignment_of(layer.weight), alignment_of(g_input), alignment_of(out),
                                        alignment_of(out)};
   const cublasLtMatmulPreferenceAttributes_t alignment_attributes[4] = {
       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -252,7 +260,7 @@ bool torch_linear(std::uint64_t rows, void* out) {
     ok = ok && cublasLtMatmulPreferenceSetAttribute(pref, alignment_attributes[i], &alignments[i],
                                                     sizeof alignments[i]) == 0;
   ok = ok && cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, c, c, pref, 1, &result, &returned) == 0 && returned == 1 &&
-       cublasLtMatmul(lt, desc, &one, g_weight, a, g_input, b, &zero, out, c, out, c, &result.algo, g_workspace,
+       cublasLtMatmul(lt, desc, &one, layer.weight, a, g_input, b, &zero, out, c, out, c, &result.algo, g_workspace,
                       sizeof g_workspace, reinterpret_cast<cudaStream_t>(g_stream)) == 0;
   cublasLtMatmulPreferenceDestroy(pref);  // in the order of PyTorch's destructors
   cublasLtMatrixLayoutDestroy(c);
@@ -262,6 +270,16 @@ bool torch_linear(std::uint64_t rows, void* out) {
   return ok;
 }
 bool linear_miss_op(int i) { return torch_linear(1 + place(i, kShapes), &g_outputs[place(i, kShapes) * 256]); }
+
+// A layer's four Linears in turn, each with its own weight, bias and output: two square ones and an
+// MLP's up and down projections. Each of a Linear's descriptors is made at the address the last
+// Linear's twin left, over other words (another bias, other sizes).
+alignas(256) unsigned char g_layer_weights[4][256], g_layer_biases[4][256], g_layer_outputs[4][256];
+bool linear_stack_op(int i) {
+  static const std::uint64_t kSizes[4][2] = {{64, 64}, {64, 256}, {256, 64}, {64, 64}};
+  const int l = place(i, 4);
+  return torch_linear(16, g_layer_outputs[l], {kSizes[l][0], kSizes[l][1], g_layer_weights[l], g_layer_biases[l]});
+}
 
 // A decode step's attention scores, q K^T for 12 heads, as PyTorch's bmm calls cuBLAS on a static KV
 // cache of kShapes positions (column-major: m is the KV length, n the query's one row, k the head's 64).
@@ -292,6 +310,7 @@ const Kind kKinds[] = {
     {"matmul", [](int) { return matmul(g_desc, g_layouts, g_result); }, 4},
     {"heuristic", [](int) { return heuristic(g_desc, g_layouts, g_preference, g_result); }, 4},
     {"linear", linear_op, 4},
+    {"linear_stack", linear_stack_op, 16},
     {"gemm", gemm_op, 4},
     {"gemm_miss", gemm_miss_op, 3000},
     {"linear_miss", linear_miss_op, 6000},
