@@ -194,8 +194,8 @@ class AnswerCache {
   // acq_rel: acquire orders this writer after the last one's release; release is the claim's.
   static bool claim(Entry& e, std::uint64_t& sequence) noexcept {
     sequence = e.sequence.load(std::memory_order_relaxed);
-    return !(sequence & 1) &&
-           e.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+    return !(sequence & 1) && e.sequence.compare_exchange_strong(sequence, sequence + 1, std::memory_order_acq_rel,
+                                                                 std::memory_order_relaxed);
   }
 
   Entry entries_[Sets * Ways]{};

@@ -120,9 +120,7 @@ class DescriptorRegistry {
   bool write(const void* address, std::uint32_t kind, Edit&& edit) noexcept {
     Slot* const slot = find(key_of(address));
     if (slot == nullptr || slot->kind.load(std::memory_order_relaxed) != kind) return false;
-    const std::uint64_t sequence = begin_write(*slot);
-    slot->length.store(edit(slot->words, slot->length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
-    end_write(*slot, sequence);
+    edit_slot(*slot, edit);
     return true;
   }
 
@@ -135,9 +133,7 @@ class DescriptorRegistry {
     Slot& slot = slots_[place_of(key).home];
     if (slot.key.load(std::memory_order_relaxed) != key || slot.kind.load(std::memory_order_relaxed) != kind)
       return false;
-    const std::uint64_t sequence = begin_write(slot);
-    slot.length.store(edit(slot.words, slot.length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
-    end_write(slot, sequence);
+    edit_slot(slot, edit);
     return true;
   }
 
@@ -152,12 +148,7 @@ class DescriptorRegistry {
   // The common miss (a home way free, and nothing of its bucket away from home) is told before the
   // tag is worked out: one load, of the home's index word.
   [[gnu::always_inline]] void forget(const void* address) noexcept {
-    const std::uintptr_t key = key_of(address);
-    const Place place = place_of(key);
-    const std::uint64_t way = way_at(place.home);
-    if (__builtin_expect(way == 0, 1)) return;
-    if (at_home(way, place, key)) return vacate(place.home, place.home);
-    if (away_in(way) != 0) forget_away(key, place);
+    if (__builtin_expect(!forget_at_home(address), 0)) forget_away(key_of(address), place_of(key_of(address)));
   }
 
   // forget()'s common cases without a call (as write_at_home()): the address at its home, or
@@ -255,9 +246,11 @@ class DescriptorRegistry {
   // The first look is relaxed: the program's calls that last set or destroyed the object happen
   // before its calls that use it (the libraries' rule), so the load sees their moves; a set racing
   // the use is the program's race, as it is for the library. The rest is a reader's, as in
-  // carried_if_kept().
+  // carried_if_kept(). Inline: a run's every look at a record (record_run.h) comes here, and GCC
+  // moves it out of line once it holds made_over() (count-lines heuristic 420 -> 518).
   template <typename Kept>
-  static bool still(Version& version, const void* address, std::uint32_t kind, Kept&& kept) noexcept {
+  [[gnu::always_inline]] static bool still(Version& version, const void* address, std::uint32_t kind,
+                                           Kept&& kept) noexcept {
     const Slot& slot = *static_cast<const Slot*>(version.slot);
     const std::uint64_t before = slot.sequence.load(std::memory_order_acquire);
     if (__builtin_expect(before == version.number, 1)) return true;
@@ -265,15 +258,8 @@ class DescriptorRegistry {
     if ((before & 1) || slot.key.load(std::memory_order_relaxed) != key ||
         slot.kind.load(std::memory_order_relaxed) != kind || carried(slot, kind) != version.remembered)
       return false;
-    const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
-    if (length == 0 || length > Words || !kept(static_cast<const std::atomic<std::uint64_t>*>(slot.words), length))
-      return false;
-    std::atomic_thread_fence(std::memory_order_acquire);
-    if (slot.key.load(std::memory_order_acquire) != key || slot.sequence.load(std::memory_order_relaxed) != before)
-      return false;
-    // Kept for the record's later readers, and carried to the next record at its slot, as
-    // carried_if_kept() does.
-    remember(Version{&slot, before, 0}, version.remembered);
+    auto nothing = [](const std::atomic<std::uint64_t>*, std::uint32_t) {};
+    if (!made_over(slot, key, before, version.remembered, nothing, kept)) return false;
     version.number = before;
     return true;
   }
@@ -533,6 +519,13 @@ class DescriptorRegistry {
     // Release: a reader that sees the even sequence sees every write before it.
     slot.sequence.store(sequence + 2, std::memory_order_release);
   }
+  // `edit(words, length)` of a slot's record, in a write section (write(), write_at_home()).
+  template <typename Edit>
+  [[gnu::always_inline]] static void edit_slot(Slot& slot, Edit& edit) noexcept {
+    const std::uint64_t sequence = begin_write(slot);
+    slot.length.store(edit(slot.words, slot.length.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+    end_write(slot, sequence);
+  }
   static constexpr std::uint64_t kNothing = 1, kRemembering = 3;
 
   // What remember() kept for version `version` of `slot`'s contents; 0: nothing.
@@ -567,17 +560,27 @@ class DescriptorRegistry {
   [[gnu::noinline]] std::uint64_t carried_if_kept(Slot& slot, std::uintptr_t key, std::uint64_t before,
                                                   std::uint32_t kind, Peek& peek, Kept& kept, Version* seen) noexcept {
     const std::uint64_t value = carried(slot, kind);
+    if (!made_over(slot, key, before, value, peek, kept)) return 0;
+    if (seen != nullptr) *seen = Version{&slot, before, value};
+    return value;
+  }
+  // Whether the record of `slot` at version `before` (its address's key `key`), whose slot's last
+  // record was named `value` (carried(), not 0), was made over that record's words and kept
+  // (`kept`, as remembered() says); `peek` sees its words. If so it is given that name (remember(),
+  // for its later readers and the slot's next record).
+  template <typename Peek, typename Kept>
+  static bool made_over(const Slot& slot, std::uintptr_t key, std::uint64_t before, std::uint64_t value, Peek& peek,
+                        Kept& kept) noexcept {
     const std::atomic<std::uint64_t>* const words = slot.words;
     const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
-    if (value == 0 || length == 0 || length > Words || !kept(words, length)) return 0;
+    if (value == 0 || length == 0 || length > Words || !kept(words, length)) return false;
     peek(words, length);
     // Acquire, and the rest: as in read_slot().
     std::atomic_thread_fence(std::memory_order_acquire);
-    if (slot.key.load(std::memory_order_acquire) != key) return 0;
-    if (slot.sequence.load(std::memory_order_relaxed) != before) return 0;
+    if (slot.key.load(std::memory_order_acquire) != key) return false;
+    if (slot.sequence.load(std::memory_order_relaxed) != before) return false;
     remember(Version{&slot, before, 0}, value);
-    if (seen != nullptr) *seen = Version{&slot, before, value};
-    return value;
+    return true;
   }
   // What was carried to the slot's record, if that is a record of `kind`. Relaxed: read between a
   // reader's two looks at the sequence, like the words.

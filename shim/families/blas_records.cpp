@@ -94,7 +94,8 @@ template <std::uint64_t kAttributes, int... kIds, typename... T>
   return kUsable;
 }
 
-[[gnu::always_inline]] inline std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute, cudaDataType_t scale) {
+[[gnu::always_inline]] inline std::uint32_t matmul_desc_defaults(Words w, cublasComputeType_t compute,
+                                                                 cudaDataType_t scale) {
   return made_with<kMatmulDescAttributes, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, CUBLASLT_MATMUL_DESC_SCALE_TYPE>(
       w, static_cast<std::int32_t>(compute), static_cast<std::int32_t>(scale));
 }
@@ -102,12 +103,14 @@ std::uint32_t record_matmul_desc_init(Words w, std::uint32_t, std::size_t, cubla
                                       cudaDataType_t scale) {
   return matmul_desc_defaults(w, compute, scale);
 }
-[[gnu::always_inline]] inline std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length, cublasLtMatmulDescAttributes_t id,
-                                           const void* buf, std::size_t size) {
+[[gnu::always_inline]] inline std::uint32_t record_matmul_desc_attribute(Words w, std::uint32_t length,
+                                                                         cublasLtMatmulDescAttributes_t id,
+                                                                         const void* buf, std::size_t size) {
   return record_attribute<kMatmulDescAttributes>(w, length, id, buf, size);
 }
 
-[[gnu::always_inline]] inline std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows, std::uint64_t cols, std::int64_t ld) {
+[[gnu::always_inline]] inline std::uint32_t layout_defaults(Words w, cudaDataType type, std::uint64_t rows,
+                                                            std::uint64_t cols, std::int64_t ld) {
   return made_with<kLayoutAttributes, CUBLASLT_MATRIX_LAYOUT_TYPE, CUBLASLT_MATRIX_LAYOUT_ROWS,
                    CUBLASLT_MATRIX_LAYOUT_COLS, CUBLASLT_MATRIX_LAYOUT_LD>(w, static_cast<std::uint32_t>(type), rows,
                                                                            cols, ld);
@@ -116,22 +119,25 @@ std::uint32_t record_layout_init(Words w, std::uint32_t, std::size_t, cudaDataTy
                                  std::uint64_t cols, std::int64_t ld) {
   return layout_defaults(w, type, rows, cols, ld);
 }
-[[gnu::always_inline]] inline std::uint32_t record_layout_attribute(Words w, std::uint32_t length, cublasLtMatrixLayoutAttribute_t id,
-                                      const void* buf, std::size_t size) {
+[[gnu::always_inline]] inline std::uint32_t record_layout_attribute(Words w, std::uint32_t length,
+                                                                    cublasLtMatrixLayoutAttribute_t id, const void* buf,
+                                                                    std::size_t size) {
   return record_attribute<kLayoutAttributes>(w, length, id, buf, size);
 }
 
 std::uint32_t preference_defaults(Words w) { return no_attributes(w); }
 std::uint32_t record_preference_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
-[[gnu::always_inline]] inline std::uint32_t record_preference_attribute(Words w, std::uint32_t length, cublasLtMatmulPreferenceAttributes_t id,
-                                          const void* buf, std::size_t size) {
+[[gnu::always_inline]] inline std::uint32_t record_preference_attribute(Words w, std::uint32_t length,
+                                                                        cublasLtMatmulPreferenceAttributes_t id,
+                                                                        const void* buf, std::size_t size) {
   return record_attribute<kPreferenceAttributes>(w, length, id, buf, size);
 }
 
 std::uint32_t emulation_defaults(Words w) { return no_attributes(w); }
 std::uint32_t record_emulation_init(Words w, std::uint32_t, std::size_t) { return no_attributes(w); }
-[[gnu::always_inline]] inline std::uint32_t record_emulation_attribute(Words w, std::uint32_t length, cublasLtEmulationDescAttributes_t id,
-                                         const void* buf, std::size_t size) {
+[[gnu::always_inline]] inline std::uint32_t record_emulation_attribute(Words w, std::uint32_t length,
+                                                                       cublasLtEmulationDescAttributes_t id,
+                                                                       const void* buf, std::size_t size) {
   return record_attribute<kEmulationAttributes>(w, length, id, buf, size);
 }
 

@@ -27,7 +27,7 @@ inline std::uint64_t named_record(std::uint32_t kind, std::uint64_t name) noexce
 // of the record not named before, and then remembered by the registry beside that version:
 // `peek(words, length)`, for what the caller needs of the record besides its name (an attribute,
 // a data type), is called on every read. What either reads is good only when a name is returned.
-// `seen`, when given, is told which version of the record the name is for (Registry::unchanged).
+// `seen`, when given, is told which version of the record the name is for (Registry::still).
 template <typename Registry, typename Names, typename Copy, typename Peek>
 [[gnu::noinline]] std::uint64_t name_record(Registry& registry, Names& names, const void* object, std::uint32_t kind,
                                             Copy& copy, Peek& peek, typename Registry::Version* seen) noexcept {
