@@ -1,14 +1,15 @@
 // AnswerCache: what a library answered a pure query with (cuBLASLt's matmul heuristic), by the
 // query's every byte (a ReplayKey), lock-free, fixed size.
 //
-// Sets x Ways entries; the key's hash picks a set and a 32-bit tag filters its entries. Each
-// entry is a seqlock: a writer claims it by moving `sequence` from even to odd (a CAS: one writer
-// at a time), writes the key and the answer, and makes it even again (release); a reader copies
-// the answer between two reads of `sequence` and keeps it only if both were the same even value
-// and the key it compared was the one it wanted. Nothing is leased: an answer is copied out, so
-// an entry can be rewritten at any time. Insertion takes a free entry, else the clock's next one
-// not used since the hand last passed it; `used` says whether an evicted answer was ever given
-// (an answer evicted unused is a waste to replay/admission.h).
+// Sets x Ways entries; the key's hash picks a set and a 32-bit tag (a set's tags in one line, apart
+// from the entries) filters its entries. Each entry is a seqlock: a writer claims it by moving
+// `sequence` from even to odd (a CAS: one writer at a time), writes the key and the answer, and
+// makes it even again (release); a reader copies the answer between two reads of `sequence` and
+// keeps it only if both were the same even value and the key it compared was the one it wanted.
+// Nothing is leased: an answer is copied out, so an entry can be rewritten at any time. Insertion
+// takes a free entry, else the clock's next one not used since the hand last passed it; `used`
+// says whether an evicted answer was ever given (an answer evicted unused is a waste to
+// replay/admission.h).
 //
 // A thread that asks the same query again and again (PyTorch asks the heuristic before each matmul)
 // keeps where its last answer was (RecentQuery): a ticket, the entry and its sequence then. A
@@ -73,10 +74,9 @@ class AnswerCache {
     const std::uint64_t hash = key.hash();
     const std::uint32_t tag = tag_of(hash);
     const std::size_t first = set_of(hash) * Ways;
-    for (std::size_t i = first; i < first + Ways; ++i) {
+    for (unsigned ways = Index::template ways_with<Ways>(&tags_[first], tag); ways != 0; ways &= ways - 1) {
+      const std::size_t i = first + Index::first_way(ways);
       Entry& e = entries_[i];
-      // Relaxed: a filter only; the sequence decides.
-      if (e.tag.load(std::memory_order_relaxed) != tag) continue;
       // Acquire: pairs with the writer's release, so the words read below are at least as new.
       const std::uint64_t before = e.sequence.load(std::memory_order_acquire);
       if (before & 1) continue;
@@ -114,8 +114,9 @@ class AnswerCache {
     const std::size_t first = set * Ways;
     Entry* chosen = nullptr;
     std::uint64_t sequence = 0;
-    for (std::size_t i = first; i < first + Ways && chosen == nullptr; ++i)
-      if (entries_[i].tag.load(std::memory_order_relaxed) == 0 && claim(entries_[i], sequence)) chosen = &entries_[i];
+    for (unsigned free = Index::template ways_with<Ways>(&tags_[first], 0); free != 0 && chosen == nullptr;
+         free &= free - 1)
+      if (Entry& e = entries_[first + Index::first_way(free)]; claim(e, sequence)) chosen = &e;
     for (std::size_t step = 0; step < 2 * Ways && chosen == nullptr; ++step) {
       // Relaxed: the hand only spreads the choice.
       Entry& e = entries_[first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways];
@@ -125,7 +126,8 @@ class AnswerCache {
     if (chosen == nullptr) return result;
     Entry& e = *chosen;
     result.stored = true;
-    result.evicted = e.tag.load(std::memory_order_relaxed) != 0;
+    std::atomic<std::uint32_t>& tag = tags_[&e - entries_];
+    result.evicted = tag.load(std::memory_order_relaxed) != 0;
     result.evicted_used = result.evicted && e.used.load(std::memory_order_relaxed);
     e.key_length.store(key.length, std::memory_order_relaxed);
     for (std::uint32_t k = 0; k < key.length; ++k) e.key[k].store(key.words[k], std::memory_order_relaxed);
@@ -133,7 +135,7 @@ class AnswerCache {
     for (std::uint32_t k = 0; k < answer.length; ++k) e.value[k].store(answer.words[k], std::memory_order_relaxed);
     e.used.store(0, std::memory_order_relaxed);
     e.recently_used.store(1, std::memory_order_relaxed);
-    e.tag.store(tag_of(hash), std::memory_order_relaxed);
+    tag.store(tag_of(hash), std::memory_order_relaxed);
     // Release: a reader that sees the even sequence sees everything above.
     e.sequence.store(sequence + 2, std::memory_order_release);
     result.where = AnswerTicket{static_cast<std::uint32_t>(&e - entries_), sequence + 2};
@@ -143,14 +145,15 @@ class AnswerCache {
   // Forgets every answer whose key `matches` (a predicate on the key's words: (words, length)).
   template <typename Match>
   void forget_if(Match&& matches) noexcept {
-    for (Entry& e : entries_) {
-      if (e.tag.load(std::memory_order_relaxed) == 0) continue;
+    for (std::size_t i = 0; i < Sets * Ways; ++i) {
+      Entry& e = entries_[i];
+      if (tags_[i].load(std::memory_order_relaxed) == 0) continue;
       std::uint64_t sequence = 0;
       if (!claim(e, sequence)) continue;  // being written: its writer owns it
       std::uint64_t words[Key::kMaxWords];
       const std::uint32_t length = e.key_length.load(std::memory_order_relaxed);
       for (std::uint32_t k = 0; k < length && k < Key::kMaxWords; ++k) words[k] = e.key[k].load(std::memory_order_relaxed);
-      if (matches(static_cast<const std::uint64_t*>(words), length)) e.tag.store(0, std::memory_order_relaxed);
+      if (matches(static_cast<const std::uint64_t*>(words), length)) tags_[i].store(0, std::memory_order_relaxed);
       e.sequence.store(sequence + 2, std::memory_order_release);  // as in insert()
     }
   }
@@ -162,7 +165,6 @@ class AnswerCache {
  private:
   struct alignas(64) Entry {
     std::atomic<std::uint64_t> sequence{0};  // odd while written; never wraps (tickets rely on it)
-    std::atomic<std::uint32_t> tag{0};       // 0: free
     std::atomic<std::uint32_t> key_length{0};
     std::atomic<std::uint32_t> value_length{0};
     std::atomic<std::uint8_t> used{0}, recently_used{0};
@@ -199,6 +201,9 @@ class AnswerCache {
   }
 
   Entry entries_[Sets * Ways]{};
+  // Each entry's tag (0: free), apart from the entries (each of which is kilobytes), so that a
+  // lookup reads the set's tags in one line and then only the entry whose tag matches.
+  alignas(64) std::atomic<std::uint32_t> tags_[Sets * Ways]{};
   std::atomic<std::uint32_t> hands_[Sets]{};
 };
 

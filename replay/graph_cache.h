@@ -151,11 +151,9 @@ class GraphCache {
   // the code around) the lookup pays its calls' register saves.
   [[gnu::always_inline]] Lease acquire(const Key& key, std::uint64_t hash) noexcept {
     const std::size_t first = set_of(hash) * Ways;
-    for (std::size_t i = first; i < first + Ways; ++i) {
-      // Relaxed: a filter only; the word decides.
-      if (tags_[i].load(std::memory_order_relaxed) != tag_of(hash)) continue;
-      if (Lease lease = try_lease(i, key)) return lease;
-    }
+    // A filter only; the word decides.
+    for (unsigned ways = Index::template ways_with<Ways>(&tags_[first], tag_of(hash)); ways != 0; ways &= ways - 1)
+      if (Lease lease = try_lease(first + Index::first_way(ways), key)) return lease;
     return {};
   }
 

@@ -67,10 +67,9 @@ class RecordIds {
   // both hold theirs (insert() keeps the smaller): either names them exactly.
   std::uint64_t lookup(std::size_t first, std::uint32_t tag, std::uint32_t kind, const std::uint64_t* words,
                        std::uint32_t length, const Entry* except) noexcept {
-    for (std::size_t i = first; i < first + Ways; ++i) {
-      // Relaxed: a filter only; the sequence decides.
-      if (tags_[i].load(std::memory_order_relaxed) != tag) continue;
-      Entry& e = entries_[i];
+    // A filter only; the sequence decides.
+    for (unsigned ways = Index::template ways_with<Ways>(&tags_[first], tag); ways != 0; ways &= ways - 1) {
+      Entry& e = entries_[first + Index::first_way(ways)];
       if (&e == except) continue;
       // Acquire: pairs with the writer's release, so the words compared are at least as new.
       const std::uint32_t before = e.sequence.load(std::memory_order_acquire);
@@ -125,8 +124,9 @@ class RecordIds {
         if (const std::uint64_t id = lookup(first, Index::tag_of(hash), kind, words, length, nullptr)) return id;
       }
     }
-    for (std::size_t i = first; i < first + Ways && chosen == nullptr; ++i)
-      if (tags_[i].load(std::memory_order_relaxed) == 0 && claim(entries_[i], sequence)) chosen = &entries_[i];
+    for (unsigned free = Index::template ways_with<Ways>(&tags_[first], 0); free != 0 && chosen == nullptr;
+         free &= free - 1)
+      if (Entry& e = entries_[first + Index::first_way(free)]; claim(e, sequence)) chosen = &e;
     for (std::size_t step = 0; step < 2 * Ways && chosen == nullptr; ++step) {
       // Relaxed: the hand only spreads the choice.
       Entry& e = entries_[first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways];

@@ -250,6 +250,32 @@ TEST_CASE("a stored key is the key only when every word and the length are the s
   }
 }
 
+// Watched failing: each quarter's four bits not shifted to its place (the ways 4 to 7 of eight
+// answered as 0 to 3), and a movemask of bytes in place of one of words.
+template <std::size_t Ways>
+void check_ways_with() {
+  using Sets = cudnn_fastpath::replay::CacheSets<1>;
+  alignas(64) std::atomic<std::uint32_t> tags[Ways];
+  const std::uint32_t values[] = {0, 7, 0x80000001u, 0xffffffffu};
+  // Every way given each value in turn (a way's value moves with its place), then each value asked.
+  for (std::uint32_t round = 0; round < 4 * Ways; ++round) {
+    for (std::size_t w = 0; w < Ways; ++w) tags[w].store(values[(round + w * (w + 1) / 2 + w / 3) % 4]);
+    for (std::uint32_t tag : values) {
+      unsigned expected = 0;
+      for (std::size_t w = 0; w < Ways; ++w) expected |= unsigned{tags[w].load() == tag} << w;
+      INFO("ways " << Ways << ", round " << round << ", tag " << tag);
+      CHECK(Sets::ways_with<Ways>(tags, tag) == expected);
+    }
+  }
+}
+
+TEST_CASE("a set's ways whose tag is asked for, each at its own bit", "[graphs]") {
+  check_ways_with<2>();
+  check_ways_with<4>();
+  check_ways_with<8>();
+  check_ways_with<16>();
+}
+
 // Watched failing: the x86-64 product's high half left out of the fold. The digest is NH over pairs
 // of words, each word offset by a constant of its place, the 128-bit products' halves xor-ed into
 // the sum, then avalanche(): computed here the plain way, with unsigned __int128.
