@@ -218,6 +218,20 @@ class DescriptorRegistry {
   template <typename Peek, typename Kept>
   std::uint64_t remembered(const void* address, std::uint32_t kind, Peek&& peek, Kept&& kept,
                            Version* seen = nullptr) noexcept {
+    auto nothing = [](const std::atomic<std::uint64_t>*, std::uint32_t, std::uint64_t*) { return 0u; };
+    auto no_value = [](const std::uint64_t*, std::uint32_t) -> std::uint64_t { return 0; };
+    return valued(address, kind, peek, kept, nothing, no_value, seen);
+  }
+
+  // remembered(), and for a version it has nothing for (nor a carried value kept), a value worked
+  // out from the record's words, in the same look at its slot: `copy(words, length, into)` writes
+  // what the value is worked out from into `into` (at most Words) and returns its length; if what
+  // it copied was one consistent record, `value_of(into, length)` gives the value (0: none), which
+  // is remembered for this version. Inline as far as the slot's first look; the rest, once per
+  // version, out of line.
+  template <typename Peek, typename Kept, typename Copy, typename ValueOf>
+  [[gnu::always_inline]] std::uint64_t valued(const void* address, std::uint32_t kind, Peek& peek, Kept& kept,
+                                              Copy& copy, ValueOf& value_of, Version* seen) noexcept {
     const std::uintptr_t key = key_of(address);
     Slot* const slot = find(key);
     if (slot == nullptr) return 0;
@@ -225,7 +239,7 @@ class DescriptorRegistry {
     const std::uint64_t before = slot->sequence.load(std::memory_order_acquire);
     if ((before & 1) || slot->kind.load(std::memory_order_relaxed) != kind) return 0;
     const std::uint64_t value = remembered(*slot, before);
-    if (value == 0) return carried_if_kept(*slot, key, before, kind, peek, kept, seen);
+    if (value == 0) return not_remembered(*slot, key, before, kind, peek, kept, copy, value_of, seen);
     peek(static_cast<const std::atomic<std::uint64_t>*>(slot->words), slot->length.load(std::memory_order_relaxed));
     std::atomic_thread_fence(std::memory_order_acquire);
     if (slot->key.load(std::memory_order_acquire) != key) return 0;
@@ -235,7 +249,7 @@ class DescriptorRegistry {
   }
 
   // Whether the record of `address` (of `kind`) is still what a reader was told of (`version`, from
-  // remembered() or name_record(): its value is the record's name): the same version, or a later
+  // valued(): its value is the record's name): the same version, or a later
   // record at the same slot made over that version's words and kept (as remembered() takes a
   // carried value: its slot's last record's name was the reader's, and `kept` says its words are
   // still those), and then `version` is moved on to it. A slot's sequence moves at every set,
@@ -246,7 +260,7 @@ class DescriptorRegistry {
   // The first look is relaxed: the program's calls that last set or destroyed the object happen
   // before its calls that use it (the libraries' rule), so the load sees their moves; a set racing
   // the use is the program's race, as it is for the library. The rest is a reader's, as in
-  // carried_if_kept(). Inline: a run's every look at a record (record_run.h) comes here, and GCC
+  // not_remembered(). Inline: a run's every look at a record (record_run.h) comes here, and GCC
   // moves it out of line once it holds made_over() (count-lines heuristic 420 -> 518).
   template <typename Kept>
   [[gnu::always_inline]] static bool still(Version& version, const void* address, std::uint32_t kind,
@@ -553,14 +567,29 @@ class DescriptorRegistry {
     slot.carried.store(remembered(slot, version), std::memory_order_relaxed);
     slot.carried_kind.store(slot.kind.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
-  // remembered()'s record made over words a value was kept for, at version `before` of `slot`
-  // (whose key was `key`): that value, kept for this version too, if `kept` says the words are
-  // still those; else 0. Out of line: once per record made, not once per read.
-  template <typename Peek, typename Kept>
-  [[gnu::noinline]] std::uint64_t carried_if_kept(Slot& slot, std::uintptr_t key, std::uint64_t before,
-                                                  std::uint32_t kind, Peek& peek, Kept& kept, Version* seen) noexcept {
-    const std::uint64_t value = carried(slot, kind);
-    if (!made_over(slot, key, before, value, peek, kept)) return 0;
+  // valued()'s version with nothing remembered, at `before` of `slot` (whose key was `key`): the
+  // value carried to it if `kept` says its words are still those it was made over (made_over()),
+  // else the value its words give, if any. Out of line: once per version, not once per read.
+  template <typename Peek, typename Kept, typename Copy, typename ValueOf>
+  [[gnu::noinline]] std::uint64_t not_remembered(Slot& slot, std::uintptr_t key, std::uint64_t before,
+                                                 std::uint32_t kind, Peek& peek, Kept& kept, Copy& copy,
+                                                 ValueOf& value_of, Version* seen) noexcept {
+    std::uint64_t value = carried(slot, kind);
+    if (!made_over(slot, key, before, value, peek, kept)) {
+      const std::uint32_t length = slot.length.load(std::memory_order_relaxed);
+      if (length == 0 || length > Words) return 0;
+      const std::atomic<std::uint64_t>* const words = slot.words;
+      std::uint64_t copied[Words];
+      peek(words, length);
+      const std::uint32_t n = copy(words, length, copied);
+      // Acquire, and the rest: as in read_slot().
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (slot.key.load(std::memory_order_acquire) != key) return 0;
+      if (slot.sequence.load(std::memory_order_relaxed) != before) return 0;
+      value = value_of(static_cast<const std::uint64_t*>(copied), n);
+      if (value == 0) return 0;
+      remember(Version{&slot, before, 0}, value);
+    }
     if (seen != nullptr) *seen = Version{&slot, before, value};
     return value;
   }

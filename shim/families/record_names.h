@@ -20,52 +20,31 @@ inline std::uint64_t named_record(std::uint32_t kind, std::uint64_t name) noexce
   return std::uint64_t{kind} << 56 | name;
 }
 
-// The name of the record of `object` (of `kind`) in `registry`, from `names` (the registry's table);
-// 0 when the registry does not hold it usable. `copy(words, length, into)` writes what names the
-// record (its words, or a shorter form of them that says the same: cuBLASLt's records keep only the
-// attributes set) and returns its length, at most Registry::kWords; it is called only for a version
-// of the record not named before, and then remembered by the registry beside that version:
-// `peek(words, length)`, for what the caller needs of the record besides its name (an attribute,
-// a data type), is called on every read. What either reads is good only when a name is returned.
-// `seen`, when given, is told which version of the record the name is for (Registry::still).
-template <typename Registry, typename Names, typename Copy, typename Peek>
-[[gnu::noinline]] std::uint64_t name_record(Registry& registry, Names& names, const void* object, std::uint32_t kind,
-                                            Copy& copy, Peek& peek, typename Registry::Version* seen) noexcept {
-  typename Registry::Version version{};
-  std::uint64_t words[Registry::kWords];
-  std::uint32_t length = 0;
-  const bool read = registry.read_versioned(
-      object, kind,
-      [&](const typename Registry::Version& v, const std::atomic<std::uint64_t>* from, std::uint32_t n) {
-        peek(from, n);
-        version = v;
-        if (v.remembered == 0) length = copy(from, n, words);
-      });
-  if (!read) return 0;
-  std::uint64_t name = version.remembered;
-  if (name == 0) {
-    ReplayThread* t = replay_thread();
-    replay::NameBlock spare;  // a thread without a replay block names from a block of its own, once
-    name = names.name(kind, words, length, t != nullptr ? t->names : spare);
-    if (name == 0) return 0;
-    registry.remember(version, name);
-  }
-  if (seen != nullptr) *seen = {version.slot, version.number, name};
-  return name;
-}
-
 // For a kind whose records cannot tell whether they were made over words of their own.
 struct NeverKept {
   bool operator()(const std::atomic<std::uint64_t>*, std::uint32_t) const noexcept { return false; }
 };
 
+// The name of the record of `object` (of `kind`) in `registry`, from `names` (the registry's table);
+// 0 when the registry does not hold it usable. `copy(words, length, into)` writes what names the
+// record (its words, or a shorter form of them that says the same: cuBLASLt's records keep only the
+// attributes set) and returns its length, at most Registry::kWords; it is called only for a version
+// of the record not named before (nor made over a named one and kept: `kept`, as the registry's
+// remembered() says), whose name is then remembered by the registry beside that version.
+// `peek(words, length)`, for what the caller needs of the record besides its name (an attribute, a
+// data type), is called on every read. What either reads is good only when a name is returned.
+// `seen`, when given, is told which version of the record the name is for (Registry::still).
 template <typename Registry, typename Names, typename Copy, typename Peek, typename Kept = NeverKept>
 [[gnu::always_inline]] inline std::uint64_t record_name(Registry& registry, Names& names, const void* object,
                                                         std::uint32_t kind, Copy&& copy, Peek&& peek,
                                                         Kept&& kept = Kept{},
                                                         typename Registry::Version* seen = nullptr) noexcept {
-  if (const std::uint64_t name = registry.remembered(object, kind, peek, kept, seen)) return name;
-  return name_record(registry, names, object, kind, copy, peek, seen);
+  auto name = [&names, kind](const std::uint64_t* words, std::uint32_t length) {
+    ReplayThread* t = replay_thread();
+    replay::NameBlock spare;  // a thread without a replay block names from a block of its own, once
+    return names.name(kind, words, length, t != nullptr ? t->names : spare);
+  };
+  return registry.valued(object, kind, peek, kept, copy, name, seen);
 }
 
 }  // namespace cudnn_fastpath::shim
