@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "replay/cache_sets.h"
 
@@ -50,9 +51,12 @@ struct RecentQuery {
   }
   template <typename Key>
   void keep(const Key& key, const AnswerTicket& where) noexcept {
+    static_assert(Key::kMaxWords >= Words, "a key's buffer holds Words words");
     length = 0;
     if (key.length > Words) return;
-    for (std::uint32_t i = 0; i < key.length; ++i) words[i] = key.words[i];
+    // All Words words, whatever the key's length: a copy of a size known here is a few moves, not
+    // a loop of a word a step (the words past the key's are never compared).
+    std::memcpy(words, key.words, sizeof words);
     ticket = where;
     length = key.length;
   }
