@@ -23,12 +23,13 @@ struct RecordRun {
   bool valid;  // false: no run kept
   const void* objects[Objects];
   RecordVersion versions[Objects];  // written by the reads of the run being made (begin())
+  std::uint32_t length;  // of `words`: the run's key took at most Words
   std::uint64_t words[Words];
-  std::array<std::uint64_t, Facts> facts;  // what the caller read of the records besides their names
+  std::array<std::uint64_t, Facts> facts;  // what the caller read of the records besides their words
 
   // Whether `now` are the run's objects (of `kinds`), each record still the version it was read at,
   // or one made over it and kept (Registry::still(), `kept` as it asks; the run then follows it):
-  // then `words` and `facts` are what reading them again would give.
+  // then `words` (`length` of them) and `facts` are what reading them again would give.
   template <typename Registry, typename Kept>
   bool holds(const void* const (&now)[Objects], const std::uint32_t (&kinds)[Objects], Kept&& kept) noexcept {
     std::uintptr_t differ = !valid;
@@ -49,13 +50,14 @@ struct RecordRun {
 
   // A run is being read: nothing is kept until finish(), and its reads write `versions`.
   void begin() noexcept { valid = false; }
-  // The run of `now` (each read at `versions`) gave `from[0, Words)` and `known`.
-  void finish(const void* const (&now)[Objects], const std::uint64_t* from,
+  // The run of `now` (each read at `versions`) gave `from[0, n)` (n at most Words) and `known`.
+  void finish(const void* const (&now)[Objects], const std::uint64_t* from, std::uint32_t n,
               const std::array<std::uint64_t, Facts>& known) noexcept {
+    if (n > Words) return;
 #pragma GCC unroll 8
     for (std::size_t i = 0; i < Objects; ++i) objects[i] = now[i];
-#pragma GCC unroll 8
-    for (std::size_t i = 0; i < Words; ++i) words[i] = from[i];
+    for (std::uint32_t i = 0; i < n; ++i) words[i] = from[i];
+    length = n;
     facts = known;
     valid = true;
   }

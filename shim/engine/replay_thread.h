@@ -166,9 +166,10 @@ struct alignas(64) ReplayThread {
   // goes on giving them: each is given once.
   replay::NameBlock names;
   // What the thread's last cuBLASLt keys took (cublaslt_replay.cpp) for a matmul descriptor and
-  // its four layouts (their names, and the descriptor's pointer mode, scale type and emulation
-  // descriptor) and for a preference; and its last heuristic query, with where its answer was.
-  replay::RecordRun<5, 5, 3> operation;
+  // its four layouts (their names, the descriptor's pointers, at most four, and its pointer mode,
+  // scale type and emulation descriptor) and for a preference; and its last heuristic query, with
+  // where its answer was.
+  replay::RecordRun<5, 9, 3> operation;
   replay::RecordRun<1, 1, 0> preference;
   replay::RecentQuery<12> heuristic;
 };

@@ -62,14 +62,34 @@ inline constexpr std::uint64_t kLayoutAttributes = 0x1FF;                    // 
 inline constexpr std::uint64_t kPreferenceAttributes = 0x13EB;                // 0, 1, 3, 5-9, 12
 inline constexpr std::uint64_t kEmulationAttributes = 0x3F;                   // 0-5
 constexpr std::uint32_t record_words(std::uint64_t attributes) { return 65 - __builtin_clzll(attributes); }
+
+// The matmul descriptor's attributes that are device addresses: the bias, the epilogue's auxiliary
+// buffer, the scaling factors' and the amax's. A key holds their values apart, after the record's
+// name, which names the rest (blas_keys.h): a network's Linears, alike but for their bias, then
+// share one name, and a descriptor made over its twin's words stays kept (below) whatever its
+// pointers. (The emulation descriptor, a host object with a record of its own, is no such pointer.)
+constexpr std::uint64_t attribute_bit(int id) { return std::uint64_t{1} << id; }
+inline constexpr std::uint64_t kMatmulDescPointers =
+    attribute_bit(CUBLASLT_MATMUL_DESC_BIAS_POINTER) | attribute_bit(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER) |
+    attribute_bit(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER) | attribute_bit(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER) |
+    attribute_bit(CUBLASLT_MATMUL_DESC_C_SCALE_POINTER) | attribute_bit(CUBLASLT_MATMUL_DESC_D_SCALE_POINTER) |
+    attribute_bit(CUBLASLT_MATMUL_DESC_AMAX_D_POINTER) | attribute_bit(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER) |
+    attribute_bit(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER) |
+    attribute_bit(CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER);
+static_assert((kMatmulDescPointers & ~kMatmulDescAttributes) == 0, "pointers are attributes of the kind");
+inline constexpr int kMaxMatmulDescPointers = __builtin_popcountll(kMatmulDescPointers);
 static_assert(((kMatmulDescAttributes | kLayoutAttributes | kPreferenceAttributes | kEmulationAttributes) >> 56) == 0,
               "a key holds a record's kind above its mask (blas_keys.h)");
 
 // Past its attributes, a cuBLASLt descriptor's record keeps whether it is the record it was made
-// over (the slot's last: record_names.h): that record's mask, and kKeptBit while every attribute
-// written was the value already there. The record is its last one when its mask is that mask too.
+// over (the slot's last: record_names.h): that record's mask, kKeptBit while every attribute
+// written but the pointers of kMatmulDescPointers was the value already there, and
+// kPointersKeptBit while every pointer written was. The record has its last one's name when its
+// mask is that mask too and kKeptBit is set (blas_keys.h's kept_record), and is that record whole
+// when kPointersKeptBit is set as well (kept_whole: a thread's last key's words hold for it).
 inline constexpr std::uint32_t kKeptWord = record_words(kMatmulDescAttributes);
 inline constexpr std::uint64_t kKeptBit = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t kPointersKeptBit = std::uint64_t{1} << 62;
 
 // 2048 objects (PyTorch makes and destroys its descriptors around each call), 41 words each: a
 // matmul descriptor's mask, attributes 0 to 38 and kKeptWord.

@@ -32,7 +32,10 @@ constexpr std::uint32_t kUsable = 1;
 
 // Inline, and the copy's size spelt out for the common ones, so that a set of a 4- or 8-byte
 // attribute is a load and a few stores, not a call of memcpy.
-[[gnu::always_inline]] inline bool put(Words w, std::uint64_t attributes, int id, const void* bytes, std::size_t size) {
+// A value other than the one there makes the record another than it was made over: kKeptBit
+// cleared, or kPointersKeptBit for one of `pointers`, which no name holds (blas.h).
+[[gnu::always_inline]] inline bool put(Words w, std::uint64_t attributes, std::uint64_t pointers, int id,
+                                       const void* bytes, std::size_t size) {
   if (id < 0 || id > 63 || !((attributes >> id) & 1) || bytes == nullptr || size == 0 || size > 8) return false;
   std::uint64_t value = 0;
   if (size == 8) {
@@ -46,8 +49,10 @@ constexpr std::uint32_t kUsable = 1;
       if (i < size) b[i] = static_cast<const unsigned char*>(bytes)[i];
     std::memcpy(&value, b, 8);
   }
-  if (w[1 + id].load(std::memory_order_relaxed) != value)
-    w[kKeptWord].store(w[kKeptWord].load(std::memory_order_relaxed) & ~kKeptBit, std::memory_order_relaxed);
+  if (w[1 + id].load(std::memory_order_relaxed) != value) {
+    const std::uint64_t lost = (pointers >> id) & 1 ? kPointersKeptBit : kKeptBit;
+    w[kKeptWord].store(w[kKeptWord].load(std::memory_order_relaxed) & ~lost, std::memory_order_relaxed);
+  }
   w[1 + id].store(value, std::memory_order_relaxed);
   w[0].store(w[0].load(std::memory_order_relaxed) | std::uint64_t{1} << id, std::memory_order_relaxed);
   return true;
@@ -60,12 +65,13 @@ constexpr std::uint32_t kUsable = 1;
 template <std::uint64_t kAttributes>
 [[gnu::always_inline]] inline std::uint32_t record_attribute(Words w, std::uint32_t length, int id, const void* buf,
                                                              std::size_t size) {
-  return put(w, kAttributes, id, buf, size) ? length : 0;
+  constexpr std::uint64_t kPointers = kAttributes == kMatmulDescAttributes ? kMatmulDescPointers : 0;
+  return put(w, kAttributes, kPointers, id, buf, size) ? length : 0;
 }
 
 // A fresh record: no attribute set but those of the create, made over the slot's last record (blas.h).
 std::uint32_t no_attributes(Words w) {
-  w[kKeptWord].store(w[0].load(std::memory_order_relaxed) | kKeptBit, std::memory_order_relaxed);
+  w[kKeptWord].store(w[0].load(std::memory_order_relaxed) | kKeptBit | kPointersKeptBit, std::memory_order_relaxed);
   w[0].store(0, std::memory_order_relaxed);
   return kUsable;
 }
@@ -89,7 +95,7 @@ template <std::uint64_t kAttributes, int... kIds, typename... T>
     w[1 + id].store(word, std::memory_order_relaxed);
   };
   (put_one(kIds, values), ...);
-  w[kKeptWord].store(differ == 0 ? last | kKeptBit : last, std::memory_order_relaxed);
+  w[kKeptWord].store(differ == 0 ? last | kKeptBit | kPointersKeptBit : last, std::memory_order_relaxed);
   w[0].store(((std::uint64_t{1} << kIds) | ...), std::memory_order_relaxed);
   return kUsable;
 }

@@ -43,16 +43,19 @@ enum Query : std::uint64_t { kMatmul = 1, kHeuristic = 2 };
 bool counting(std::uint32_t m) { return (m & mode::kCounting) != 0; }
 
 // The descriptor and the four layouts, into `key`; the descriptor's attributes the key needs into
-// `desc`. False when the descriptor is unknown (the key is refused). The emulation descriptor the
-// matmul descriptor names is a part of it, and takes a word only when there is one (the matmul
-// descriptor's record, before it, says whether). A layout passed again (PyTorch's C and D are one)
-// is read once: later places take the word kSameLayout above the first place's index, which no
-// record's word has (a record's kind is its top byte: record_names.h). The same five objects as
-// the thread's last key's, none of them set or destroyed since (its heuristic's, before a
-// matmul), take that key's words again (replay/record_run.h); a run with an emulation descriptor
-// (a sixth object) is not kept.
+// `desc`. False when the descriptor is unknown (the key is refused). The descriptor's pointers
+// follow its name (blas_keys.h). The emulation descriptor the matmul descriptor names is a part of
+// it, and takes a word only when there is one (the matmul descriptor's record, before it, says
+// whether). A layout passed again (PyTorch's C and D are one) is read once: later places take the
+// word kSameLayout above the first place's index, which no record's word has (a record's kind is
+// its top byte: record_names.h). The same five objects as the thread's last key's, none of them
+// set or destroyed since (its heuristic's, before a matmul), take that key's words again
+// (replay/record_run.h); a run with an emulation descriptor (a sixth object), or with more
+// pointers than it keeps (four), is not kept.
 constexpr std::uint64_t kSameLayout = std::uint64_t{0xFF} << 56;
 using OperationRun = decltype(ReplayThread::operation);
+constexpr std::uint32_t kRunWords = sizeof(OperationRun::words) / sizeof(std::uint64_t);
+
 bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cublasLtMatrixLayout_t a,
                    cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d,
                    MatmulDescAttributes& desc) noexcept {
@@ -60,12 +63,19 @@ bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cu
   OperationRun spare;  // a thread without a replay block reads into a run of its own
   OperationRun& run = t != nullptr ? t->operation : spare;
   static constexpr std::uint32_t kKinds[5] = {kMatmulDesc, kLayout, kLayout, kLayout, kLayout};
-  if (t != nullptr && run.holds<BlasRegistry>(objects, kKinds, kept_record)) {
-    std::uint64_t* const at = key.extend(5);
+  // Whole: a descriptor made over the run's takes the run's words, its pointers' among them, only
+  // when its pointers are the run's too.
+  if (t != nullptr && run.holds<BlasRegistry>(objects, kKinds, kept_whole)) {
+    const std::uint32_t n = run.length;
+    std::uint64_t* const at = key.extend(n);
     if (at == nullptr) return false;
-#pragma GCC unroll 5
-    for (int i = 0; i < 5; ++i) at[i] = run.words[i];
-    desc = MatmulDescAttributes{run.facts[0], run.facts[1], run.facts[2]};
+    // The run's every word, at once (a copy of a known size), where the key has room past its n.
+    if (key.length - n + kRunWords <= Key::kMaxWords) {
+      std::memcpy(at, run.words, sizeof run.words);
+    } else {
+      for (std::uint32_t i = 0; i < n; ++i) at[i] = run.words[i];
+    }
+    desc.pointer_mode = run.facts[0], desc.scale_type = run.facts[1], desc.emulation = run.facts[2];
     return true;
   }
   run.begin();
@@ -86,8 +96,8 @@ bool add_operation(Key& key, ReplayThread* t, cublasLtMatmulDesc_t operation, cu
       run.versions[1 + i] = run.versions[1 + first];
     }
   }
-  if (key.complete && desc.emulation == 0 && key.length - start == 5)
-    run.finish(objects, key.words + start, {desc.pointer_mode, desc.scale_type, desc.emulation});
+  if (key.complete && desc.emulation == 0 && key.length - start == 5 + desc.pointer_count)
+    run.finish(objects, key.words + start, key.length - start, {desc.pointer_mode, desc.scale_type, desc.emulation});
   return true;
 }
 
@@ -99,7 +109,7 @@ void add_preference(Key& key, ReplayThread& t, cublasLtMatmulPreference_t prefer
   if (run.holds<BlasRegistry>(objects, kKinds, kept_record)) return key.add(run.words[0]);
   run.begin();
   if (add_record(key, preference, kPreference, false, nullptr, &run.versions[0]) && key.complete)
-    run.finish(objects, &key.words[key.length - 1], {});
+    run.finish(objects, &key.words[key.length - 1], 1, {});
 }
 
 // One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.

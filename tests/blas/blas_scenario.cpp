@@ -107,6 +107,7 @@ constexpr Case kCases[] = {
     {"capture_cost", capture_cost},
     {"records_back_off", records_back_off},
     {"made_again", made_again},
+    {"made_again_bias", made_again_bias},
     {"dlsym_setter", dlsym_setter},
     {"relocation", relocation},
     {"relocation_streams", relocation_streams},

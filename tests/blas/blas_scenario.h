@@ -215,6 +215,7 @@ int mixed();
 int capture_cost();
 int records_back_off();
 int made_again();
+int made_again_bias();
 int dlsym_setter();
 int relocation();
 int relocation_streams();

@@ -167,7 +167,7 @@ TEST_CASE("a run of records holds while none of its records is set, made again o
       words[i] = remembered(r, objects[i], &run.versions[i]);
       REQUIRE(words[i] == 50 + static_cast<std::uint64_t>(i));
     }
-    run.finish(objects, words, {9});
+    run.finish(objects, words, 2, {9});
   };
   // What a record's own code tells of a record made over another's words (record_names.h's
   // `kept`): never, or while its word is still the 7 the run read.
