@@ -333,8 +333,9 @@ TEST_CASE("descriptors made for each call at the address their twin left are key
   }
 }
 
-// Watched failing: cublaslt_replay.cpp's pointers_again() reading nothing (the run's bias taken for
-// the descriptor made over it: 23 mismatches of 48 calls in the linked mode).
+// Watched failing: add_operation's run following a record kept but for its pointers (kept_record in
+// place of kept_whole: the run's bias taken for the descriptor made over it, 23 mismatches of 48
+// calls in the linked mode).
 TEST_CASE("descriptors alike but for their bias, made over each other: each keyed with its own bias", "[blas]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
