@@ -109,3 +109,39 @@ TEST_CASE("a thread's recent query is its key's every word", "[unit][answers]") 
   CHECK_FALSE(recent.is(three));
   CHECK_FALSE(recent.is(key_of(1, 2)));
 }
+
+// A network asks one query per Linear, each its own (its bias, its sizes): BERT-large's 144 in
+// turn, again and again, must be answered from a cache of the heuristic's shape (cublaslt_replay.cpp:
+// 64 sets of 8 ways) after the first pass, but for the few a set holds no room for. Watched failing
+// with 4 ways a set (the shape before H200 run 68): 90 of the 432 later lookups missed.
+TEST_CASE("a network's queries in turn stay answered, a set's ways holding those hashed to it", "[unit][answers]") {
+  using Shaped = AnswerCache<Key, 4, 64, 8>;
+  static Shaped cache;
+  constexpr std::uint64_t kQueries = 144;
+  auto query = [](std::uint64_t i) {  // a heuristic's key: handle, kind, context, names, bias, ...
+    constexpr std::uint64_t kLayout = std::uint64_t{2} << 56;
+    const std::uint64_t words[] = {0x7f00'1000'0000, 2 | 1 << 8, 0x5555'0000, std::uint64_t{1} << 56 | (40 + i),
+                                   0x7f20'0000'0000 + 256 * i, kLayout | (7 + i % 4), kLayout | 11,
+                                   kLayout | (13 + i % 4), std::uint64_t{0xFF} << 56 | 2, std::uint64_t{3} << 56 | 5};
+    Key k;
+    for (std::uint64_t word : words) k.add(word);
+    return k;
+  };
+  std::uint64_t later_misses = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (std::uint64_t i = 0; i < kQueries; ++i) {
+      Taken taken;
+      Shaped::Answer answer;
+      answer.length = 1;
+      answer.words[0] = 100 + i;
+      if (cache.find(query(i), taken)) {
+        CHECK(taken.value == 100 + i);
+        continue;
+      }
+      if (pass > 0) ++later_misses;
+      cache.insert(query(i), answer);
+    }
+  }
+  INFO("misses after the first pass: " << later_misses << " of " << 3 * kQueries);
+  CHECK(later_misses <= 3 * kQueries / 50);  // at most 2%
+}
