@@ -194,7 +194,8 @@ class DescriptorRegistry {
 
   // As read(), but `use(const Version&, words, length)` is also told which version of the record
   // this is, and what a reader remembered of it. `use` may copy the words or not; what it read is
-  // good only when true is returned.
+  // good only when true is returned. (The shim's keys name records through valued(); this, and
+  // remembered() below, let the tests hold a version and what was kept for it.)
   template <typename Use>
   bool read_versioned(const void* address, std::uint32_t kind, Use&& use) const noexcept {
     return read_slot(address, kind, [&](const Slot& slot, std::uint64_t before, const std::atomic<std::uint64_t>* words,
@@ -205,8 +206,8 @@ class DescriptorRegistry {
 
   // What remember() kept for the version of the record of `address` (of `kind`) now held: 0 when
   // nothing (or the record is unknown, or being written). `peek(words, length)` sees the record's
-  // words as read_versioned's `use` does, and what it reads is good only when not 0 is returned.
-  // The common case of read_versioned, without the version's copy-out: a few loads.
+  // words as read_versioned's `use` does, and what it reads is good only when not 0 is returned:
+  // valued() without a value of its own worked out from the words.
   //
   // A record made over words that a value was kept for (its slot's last record's, as that record
   // ended: carry()) is given that value, and keeps it, when `kept(words, length)` says that its
