@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 
 namespace cudnn_fastpath::replay {
@@ -12,6 +13,35 @@ constexpr std::uint16_t kMemsetDestination = 0xFFFF;
 // A word is a tensor's address plus an offset inside the tensor: at most this far from it (a pointer
 // split into halves, or packed beside another field, lands 4 GiB or more away).
 constexpr std::uint64_t kMaxOffset = std::uint64_t{1} << 32;
+
+// The largest alignment a library is taken to choose a kernel by: 4 KiB (cuBLASLt's preferences, as
+// PyTorch fills them, go to 256 bytes; TMA wants 16). Alignments above it are one: a call whose
+// tensors are 64 KiB aligned is checked no more than one at 4 KiB, and a program's addresses (a
+// stack's, a heap's, both placed at random above the page) decide no more checks from run to run.
+constexpr int kLargestChosenAlignment = 12;
+
+// An address's alignment: its trailing zero bits, at most kLargestChosenAlignment (0 has the
+// largest: nothing to choose by).
+int alignment_of(std::uint64_t address) noexcept {
+  const int zeros = address == 0 ? 64 : __builtin_ctzll(address);
+  return zeros < kLargestChosenAlignment ? zeros : kLargestChosenAlignment;
+}
+
+// Bits `from` to `to` of a word.
+std::uint64_t bits(int from, int to) noexcept {
+  return (to == 63 ? ~std::uint64_t{0} : (std::uint64_t{1} << (to + 1)) - 1) & ~((std::uint64_t{1} << from) - 1);
+}
+
+// Whether `value` is a granule index of the tensor at `address`: (address + offset) >> shift for a
+// shift of 1 to 24 bits (granules up to 16 MiB) and an offset inside the tensor's first granule. A
+// wider offset, or a larger shift, would take ordinary constants for indices (0xFFFF is the 2 GiB
+// index of an address near the top of a stack), and refuse what needs no refusing.
+bool shifted_address(std::uint64_t value, std::uint64_t address) noexcept {
+  if (value == 0 || address == 0) return false;
+  for (int shift = 1; shift <= 24; ++shift)
+    if (value - (address >> shift) <= 1) return true;
+  return false;
+}
 
 bool has_inspection(const GraphDriver& d) noexcept {
   return d.cuGraphGetNodes && d.cuGraphNodeGetType && d.cuGraphKernelNodeGetParams_v2 &&
@@ -110,7 +140,7 @@ bool set_node(const GraphDriver& d, CUgraphExec exec, const NodeCopy& n) noexcep
 
 }  // namespace
 
-GraphCopy* read_graph(const GraphDriver& d, CUgraph graph, const char** why) noexcept {
+GraphCopy* read_graph(const GraphDriver& d, CUgraph graph, CUcontext context, const char** why) noexcept {
   if (!has_inspection(d)) return *why = "the driver cannot read or update graph nodes", nullptr;
   CUgraphNode nodes[kMaxNodes + 1];
   std::size_t count = kMaxNodes + 1;
@@ -130,9 +160,7 @@ GraphCopy* read_graph(const GraphDriver& d, CUgraph graph, const char** why) noe
       if (!read_kernel(d, n, why)) return free_copy(copy), nullptr;
     } else if (n.type == CU_GRAPH_NODE_TYPE_MEMSET && d.cuGraphMemsetNodeGetParams != nullptr &&
                d.cuGraphMemsetNodeGetParams(n.node, &n.memset) == CUDA_SUCCESS && n.memset.height == 1) {
-      CUcontext current = nullptr;  // a memset is set again in the context it was captured in
-      if (d.cuCtxGetCurrent(&current) != CUDA_SUCCESS) return *why = "no context", free_copy(copy), nullptr;
-      n.kernel.ctx = current;
+      n.kernel.ctx = context;  // a memset is set again in the context it was captured in
     } else {
       *why = "a node that is neither a kernel nor a 1-D memset";
       return free_copy(copy), nullptr;
@@ -194,6 +222,16 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
     if (who >= 0 && shared[who]) ambiguity = true;
     return who;
   };
+  // A word both captures agree on that is a moved tensor's address shifted right (in the whole word
+  // or in either half): it would not follow the tensor (graph_relocation.h).
+  auto derived = [&](std::uint64_t word) {
+    for (int i = 0; i < count; ++i) {
+      if (!moved[i]) continue;
+      for (const std::uint64_t value : {word, word & 0xFFFFFFFFu, word >> 32})
+        if (shifted_address(value, first_tensors[i]) && shifted_address(value, second_tensors[i])) return true;
+    }
+    return false;
+  };
   auto note = [&](int node, int tensor, std::uint16_t offset, std::uint64_t word) {
     if (r->patches_ == kMaxPatches) return false;
     r->patch_[r->patches_++] = {static_cast<std::uint8_t>(node), static_cast<std::uint8_t>(tensor), offset, word};
@@ -220,7 +258,10 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
     for (; offset + 8 <= a.size; offset += 8) {
       const std::uint64_t wa = word_at(a, static_cast<std::uint16_t>(offset));
       const std::uint64_t wb = word_at(b, static_cast<std::uint16_t>(offset));
-      if (wa == wb) continue;
+      if (wa == wb) {
+        if (derived(wa)) return *ambiguous = true, refuse("a tensor's address shifted right, the same in both captures");
+        continue;
+      }
       const int who = follower(wa, wb);
       if (who < 0)
         return ambiguity ? (*ambiguous = true, refuse("tensors that moved alike")) : refuse("an argument no tensor's move explains");
@@ -228,6 +269,9 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
     }
     if (std::memcmp(a.bytes + offset, b.bytes + offset, a.size - offset) != 0)
       return refuse("an argument no tensor's move explains");
+    std::uint64_t tail = 0;
+    std::memcpy(&tail, a.bytes + offset, a.size - offset);
+    if (derived(tail)) return *ambiguous = true, refuse("a tensor's address shifted right, the same in both captures");
   }
   if (ambiguity) return *ambiguous = true, refuse("tensors that moved alike");
   // A tensor that moved and was found nowhere is read through device memory. One named twice is
@@ -240,8 +284,39 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
     r->proven_ |= std::uint32_t{1} << i;
   }
   r->graph_ = second;
-  for (int i = 0; i < count; ++i) r->base_[i] = r->current_[i] = second_tensors[i];
+  for (int i = 0; i < count; ++i) {
+    r->base_[i] = r->current_[i] = second_tensors[i];
+    const int a = alignment_of(first_tensors[i]), b = alignment_of(second_tensors[i]);
+    r->aligned_[i] = bits(a < b ? a : b, a < b ? b : a);
+  }
   return r;
+}
+
+std::uint32_t Relocation::unproven_alignments(const std::uint64_t* tensors, std::uint32_t* refused) const noexcept {
+  std::uint32_t outside = 0, known_bad = 0;
+  for (int i = 0; i < count_; ++i) {
+    const std::uint64_t bit = std::uint64_t{1} << alignment_of(tensors[i]);
+    if (aligned_[i] & bit) continue;
+    outside |= std::uint32_t{1} << i;
+    if (misaligned_[i] & bit) known_bad |= std::uint32_t{1} << i;
+  }
+  *refused = known_bad;
+  return outside;
+}
+
+void Relocation::widen_alignments(const std::uint64_t* tensors) noexcept {
+  // A library chooses by thresholds of alignment: the kernel being the same at both ends, it is the
+  // same in between, but for an alignment a check refused.
+  for (int i = 0; i < count_; ++i) {
+    const int z = alignment_of(tensors[i]);
+    const int low = __builtin_ctzll(aligned_[i]), high = 63 - __builtin_clzll(aligned_[i]);
+    aligned_[i] = bits(z < low ? z : low, z > high ? z : high) & ~misaligned_[i];
+  }
+}
+
+void Relocation::refuse_alignments(const std::uint64_t* tensors, std::uint32_t mask) noexcept {
+  for (int i = 0; i < count_; ++i)
+    if ((mask >> i) & 1) misaligned_[i] |= std::uint64_t{1} << alignment_of(tensors[i]);
 }
 
 void Relocation::destroy(Relocation* relocation) noexcept {
@@ -251,7 +326,12 @@ void Relocation::destroy(Relocation* relocation) noexcept {
   std::free(relocation);
 }
 
-bool Relocation::apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept {
+Relocation::Applied Relocation::apply(const GraphDriver& driver, CUgraphExec exec,
+                                      const std::uint64_t* tensors) noexcept {
+  // A word whose high half would change is no plain pointer's for certain (a 32-bit field beside
+  // another would take the carry): nothing is changed, the call goes by pointer.
+  for (int p = 0; p < patches_; ++p)
+    if ((relocated(patch_[p], tensors) ^ patch_[p].word) >> 32 != 0) return Applied::kDeclined;
   bool dirty[kMaxNodes] = {};
   for (int p = 0; p < patches_; ++p) {
     const Patch& patch = patch_[p];
@@ -265,10 +345,10 @@ bool Relocation::apply(const GraphDriver& driver, CUgraphExec exec, const std::u
   for (int i = 0; i < count_; ++i) current_[i] = tensors[i];
   for (int k = 0; k < graph_->count; ++k) {
     if (!dirty[k]) continue;
-    if (!set_node(driver, exec, graph_->nodes[k])) return false;
+    if (!set_node(driver, exec, graph_->nodes[k])) return Applied::kFailed;
     ++updates_;
   }
-  return true;
+  return Applied::kApplied;
 }
 
 bool Relocation::matches(const GraphCopy& fresh, const std::uint64_t* tensors, Difference* difference) const noexcept {

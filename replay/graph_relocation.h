@@ -14,6 +14,21 @@
 // that did not move is unproven: the graph is good for calls whose unproven tensors are where they
 // were (the caller keeps them in the key). A tensor named twice (C == D) is one tensor.
 //
+// What two captures cannot show. A value derived from a tensor's address that both captures agree
+// on looks like a constant: the high half of an address that stayed inside one 4 GiB region, the
+// low half of one that moved by a multiple of 4 GiB, a page index of one that moved inside its page.
+// So the caller keeps each tensor's high 32 bits in the call's shape (a relocation never leaves the
+// 4 GiB region the proof saw, and no tensor's move can then leave its low half unchanged); a word
+// the two captures agree on that is a moved tensor's granule index (its address shifted right by 1
+// to 24 bits, a page index say, in a whole word or in either 4-byte half of one) is refused as
+// ambiguous (another pair of captures may move the tensor further); and apply() rewrites no word
+// whose high 32 bits its tensor's move would change (a 32-bit field beside another would take the
+// carry): that call goes by pointer. A library may choose its kernel by a tensor's alignment (up to
+// 4 KiB, as this takes it: larger ones are one class): the proof holds for the alignments its
+// captures had (each tensor's from the lower to the higher, the kernel being the same at both), and
+// a call of another alignment is checked against a fresh capture before the range widens to it
+// (widen_alignments(), refuse_alignments()).
+//
 // What cannot be proven is refused, with a reason; the caller then keeps replaying by pointer (or
 // runs the call directly). TMA tensor maps (128-byte opaque arguments) are never rewritten: a map
 // whose bytes differ is a difference no tensor's move explains, so its graph is refused.
@@ -56,7 +71,8 @@ struct GraphCopy {
 
 // Reads `graph`'s nodes into a new GraphCopy (free it with free_copy()); null, with `why`, when a
 // node is of another type than kernel or 1-D memset, or cannot be read, or the driver lacks the calls.
-GraphCopy* read_graph(const GraphDriver& driver, CUgraph graph, const char** why) noexcept;
+// `context`: the one the graph was captured in (a memset node is set again in it).
+GraphCopy* read_graph(const GraphDriver& driver, CUgraph graph, CUcontext context, const char** why) noexcept;
 void free_copy(GraphCopy* copy) noexcept;
 
 // Which words of a graph follow which tensor: proven from two captures (prove()), applied to the
@@ -77,10 +93,21 @@ class Relocation {
   std::uint32_t proven_mask() const noexcept { return proven_; }
   const std::uint64_t* base() const noexcept { return base_; }
 
+  // The tensors (a bit each) whose alignment (trailing zero bits of the address) is outside what the
+  // proof and the checks since saw: a library may have chosen its kernel by it. Those of a mask
+  // `refused` would be (a check found another graph for that alignment).
+  std::uint32_t unproven_alignments(const std::uint64_t* tensors, std::uint32_t* refused) const noexcept;
+  // A fresh capture at `tensors` matched the relocation: their alignments are proven too.
+  void widen_alignments(const std::uint64_t* tensors) noexcept;
+  // A fresh capture at `tensors` did not: the alignments of the tensors in `mask` are refused.
+  void refuse_alignments(const std::uint64_t* tensors, std::uint32_t mask) noexcept;
+
   // Points `exec` (instantiated from the second capture's graph) at `tensors`: the argument words of
   // every node that changes from what `exec` holds now are rewritten, and the node set again.
-  // False when the driver refused an update; `exec` is then in an unknown state (destroy it).
-  bool apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept;
+  // kDeclined, nothing changed: a word's high 32 bits would change (the call goes by pointer).
+  // kFailed: the driver refused an update; `exec` is then in an unknown state (destroy it).
+  enum class Applied { kApplied, kDeclined, kFailed };
+  Applied apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept;
 
   // Where a fresh capture differs from what apply() would make of the kept graph: the node, the
   // argument's byte offset (kMemsetDestination: a memset's destination; kLaunch: the function, the
@@ -112,6 +139,8 @@ class Relocation {
   GraphCopy* graph_ = nullptr;                 // the kept graph's nodes, as they are in `exec` now
   std::uint64_t base_[kMaxTensors] = {};       // the tensors the patches' words are for
   std::uint64_t current_[kMaxTensors] = {};    // the tensors `exec` points at now
+  std::uint64_t aligned_[kMaxTensors] = {};    // each tensor's proven alignments: bit z for z trailing zeros
+  std::uint64_t misaligned_[kMaxTensors] = {};  // and those a check refused
   int count_ = 0;
   std::uint32_t proven_ = 0;
   int patches_ = 0;

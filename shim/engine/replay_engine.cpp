@@ -86,22 +86,27 @@ static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && sta
 std::atomic<bool> g_driver_loaded{false};
 
 
-// The thread's capture stream in `context`, made in it if need be; null if none can be made.
-CUstream capture_stream(ReplayThread& t, const GraphDriver& driver, CUcontext context) noexcept {
+// The thread's capture stream in `context`, made in it if need be; null if none can be made. A
+// thread that captures in more contexts than it keeps streams for destroys the oldest: a stream is
+// used only between the begin and the end of a capture on this thread, so no work is left on it.
+// (One thread driving three devices in turn made a stream per capture until the driver ran out.)
+CUstream capture_stream(ReplayThread& t, const Binding& binding, CUcontext context) noexcept {
   const std::uint32_t generation = g_fork_generation.load(std::memory_order_relaxed);
-  if (t.stream_generation != generation) {
-    for (int i = 0; i < ReplayThread::kContexts; ++i) t.contexts[i] = nullptr, t.streams[i] = nullptr;
+  if (t.stream_generation != generation) {  // the parent's: dropped, not destroyed
+    for (int i = 0; i < ReplayThread::kContexts; ++i) t.capture[i] = {};
     t.stream_generation = generation;
   }
-  for (int i = 0; i < ReplayThread::kContexts; ++i)
-    if (t.streams[i] != nullptr && t.contexts[i] == context) return t.streams[i];
-  const CUstream made = replay::make_capture_stream(driver, context);
+  for (const ReplayThread::CaptureStream& c : t.capture)
+    if (c.stream != nullptr && c.context == context) return c.stream;
+  const CUstream made = replay::make_capture_stream(binding.real, context);
   if (made == nullptr) return nullptr;
-  // A third context: the oldest stream is left to the driver (never destroyed here: the shim
-  // interposes stream destroys, and a few streams per thread are nothing).
-  const int i = static_cast<int>(t.next_stream++ % ReplayThread::kContexts);
-  t.contexts[i] = context;
-  t.streams[i] = made;
+  ReplayThread::CaptureStream& oldest = t.capture[t.next_stream++ % ReplayThread::kContexts];
+  if (oldest.stream != nullptr) {
+    const auto& maker = *static_cast<const Binding*>(oldest.maker);
+    // The driver's own destroy, not the shim's: no handle of the program holds this stream.
+    if (maker.real.cuStreamDestroy_v2 != nullptr) maker.real.cuStreamDestroy_v2(oldest.stream);
+  }
+  oldest = {context, made, &binding};
   return made;
 }
 
@@ -168,7 +173,7 @@ CallCapture capture_call(const ReplayCall& call, ReplayThread& t, const Binding&
   if (out.context == nullptr) return out.refusal = Outcome::kContext, out;
   if (call.learn_host_bytes != nullptr && !call.learn_host_bytes(call.context, binding.real, *host_bytes))
     return out.refusal = Outcome::kUnknown, out;
-  const CUstream private_stream = capture_stream(t, driver, out.context);
+  const CUstream private_stream = capture_stream(t, binding, out.context);
   if (private_stream == nullptr) return out.refusal = Outcome::kFailed, out;
   // The handle's stream is the shim's for the length of one run, then the program's again.
   if (call.enter != nullptr && call.enter(call.context, private_stream) != 0) return out.refusal = Outcome::kFailed, out;

@@ -149,12 +149,16 @@ struct alignas(64) ReplayThread {
   // matmul, a cuDNN op making descriptors, reached through a tracer that hides their caller): the
   // calls the library makes from there are its own.
   std::uint8_t nested;
-  // The capture streams, one per context the thread captured in (a third context reuses the
-  // oldest slot; its stream is left to the driver). `generation` is replay_engine.cpp's fork
+  // The capture streams, one per context the thread captured in, with the driver binding that made
+  // each (a fifth context's capture destroys the oldest). `generation` is replay_engine.cpp's fork
   // generation when they were made: a forked child's streams are not its parent's.
-  static constexpr int kContexts = 2;
-  CUcontext contexts[kContexts];
-  CUstream streams[kContexts];
+  struct CaptureStream {
+    CUcontext context;
+    CUstream stream;
+    const void* maker;  // the Binding (callers.h)
+  };
+  static constexpr int kContexts = 4;
+  CaptureStream capture[kContexts];
   std::uint32_t stream_generation;
   std::uint32_t next_stream;
   // Four: cudnn-frontend and PyTorch build one tensor descriptor at a time.

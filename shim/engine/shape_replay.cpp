@@ -65,7 +65,10 @@ bool relocation_possible(const GraphDriver& d) {
          d.cuGraphExecKernelNodeSetParams_v2 && (d.cuFuncGetParamInfo || d.cuKernelGetParamInfo);
 }
 
-// The shape of `key` on `stream` into `shape`, and the call's tensors into `tensors`.
+// The shape of `key` on `stream` into `shape`, and the call's tensors into `tensors`. A tensor's
+// class: which earlier tensor of the call it is, if any; its alignment up to 256 bytes (a library
+// may choose its kernel by it: larger ones are the relocation's to check); and its high 32 bits, so
+// that a shape's tensors never leave the 4 GiB region its proof saw (graph_relocation.h).
 void shape_of(const Key& key, CUstream stream, Key& shape, std::uint64_t (&tensors)[kMaxTensors]) {
   shape.length = key.length;
   std::memcpy(shape.words, key.words, key.length * sizeof key.words[0]);
@@ -78,8 +81,9 @@ void shape_of(const Key& key, CUstream stream, Key& shape, std::uint64_t (&tenso
       if (tensors[j] == address) same = j, j = i;
     const std::uint64_t alignment = address == 0 ? 64 : static_cast<std::uint64_t>(__builtin_ctzll(address));
     // Address 0 stays itself; any other address becomes its class: bit 63 is no address's.
-    shape.words[key.tensor_at[i]] =
-        address == 0 ? 0 : (std::uint64_t{1} << 63) | std::uint64_t(same) << 8 | (alignment < 8 ? alignment : 8);
+    shape.words[key.tensor_at[i]] = address == 0 ? 0
+                                                 : (std::uint64_t{1} << 63) | (address >> 32) << 16 |
+                                                       std::uint64_t(same) << 8 | (alignment < 8 ? alignment : 8);
   }
   shape.tensor_count = key.tensor_count;
   shape.add_pointer(stream);
@@ -111,9 +115,14 @@ struct Held {
   Shape* shape() const { return static_cast<Shape*>(e.extra.load(std::memory_order_relaxed)); }
   CUgraphExec exec() const { return static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)); }
 
-  // The shape is given up: its calls go by pointer. Its graph and state go now.
+  // The shape is given up: its calls go by pointer. Its graph and state go now, and its captures
+  // weigh as an evicted graph's would (the cache sees no graph left to weigh).
   void give_up() {
     if (counting()) count(Counter::relocations_refused);
+    if (judged) {
+      const Released spent{e.graph.load(std::memory_order_relaxed), 1, e.launches.load(std::memory_order_relaxed)};
+      if (const unsigned waste = waste_of(call.family, spent); waste != 0) t.admissions.waste(admitted_of(call.family), waste);
+    }
     Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), reinterpret_cast<std::uintptr_t>(&binding), 0,
                false, e.extra.exchange(nullptr, std::memory_order_relaxed)};
     destroy_shape(r);
@@ -137,7 +146,7 @@ struct Held {
     const CallCapture c = capture_call(call, t, binding, nullptr, true);
     if (c.captured.exec == nullptr) return false;
     const char* why = nullptr;
-    copy = replay::read_graph(driver(), c.captured.graph, &why);
+    copy = replay::read_graph(driver(), c.captured.graph, c.context, &why);
     captured = c.captured;
     if (copy == nullptr) {
       say(call.family, "a graph that cannot be read", why);
@@ -211,6 +220,20 @@ bool learn_second(Held& h, int& status) {
   return true;
 }
 
+// Whether a fresh capture of the call is what the relocation makes of the kept graph (`d`: where not);
+// false in `captured` when no capture could be made.
+bool fresh_capture_matches(Held& h, const Relocation& r, Relocation::Difference& d, bool& captured) {
+  replay::Captured fresh;
+  GraphCopy* copy = nullptr;
+  captured = h.capture(fresh, copy);
+  if (!captured) return false;
+  const bool same = r.matches(*copy, h.tensors, &d);
+  replay::free_copy(copy);
+  replay::destroy_graph(h.driver(), fresh.exec);
+  h.driver().cuGraphDestroy(fresh.graph);
+  return same;
+}
+
 // A call of a proven shape: its graph pointed at the call's tensors and launched.
 bool relocate(Held& h, int& status) {
   Relocation& r = *h.shape()->relocation;
@@ -219,18 +242,28 @@ bool relocate(Held& h, int& status) {
       h.e.publish(Phase::kReady);
       return false;
     }
-  if (config().verify) {
-    replay::Captured fresh;
-    GraphCopy* copy = nullptr;
-    if (!h.capture(fresh, copy)) {
+  // An alignment the proof did not see: the library may choose another kernel for it. Checked once
+  // against a fresh capture; a match widens what is proven, a difference refuses that alignment.
+  std::uint32_t refused = 0;
+  if (const std::uint32_t outside = r.unproven_alignments(h.tensors, &refused); outside != 0) {
+    Relocation::Difference d;
+    bool captured = false;
+    if (refused == 0 && h.counting()) count(Counter::relocation_checks);
+    if (refused != 0 || !fresh_capture_matches(h, r, d, captured)) {
+      if (captured) r.refuse_alignments(h.tensors, outside);
       h.e.publish(Phase::kReady);
       return false;
     }
+    r.widen_alignments(h.tensors);
+  }
+  if (config().verify) {
     Relocation::Difference d;
-    const bool same = r.matches(*copy, h.tensors, &d);
-    replay::free_copy(copy);
-    replay::destroy_graph(h.driver(), fresh.exec);
-    h.driver().cuGraphDestroy(fresh.graph);
+    bool captured = false;
+    const bool same = fresh_capture_matches(h, r, d, captured);
+    if (!captured) {
+      h.e.publish(Phase::kReady);
+      return false;
+    }
     if (!same) {
       if (h.counting()) count(Counter::relocation_mismatches);
       log_line("verify: the relocated graph of %s differs from a fresh capture of the call (node %d, %s %u: "
@@ -249,10 +282,16 @@ bool relocate(Held& h, int& status) {
     }
   }
   const std::uint64_t updates = r.updates();
-  if (!r.apply(h.driver(), h.exec(), h.tensors)) {
-    say(h.call.family, "an update failed", "the shape is replayed by pointer");
-    h.give_up();
-    return false;
+  switch (r.apply(h.driver(), h.exec(), h.tensors)) {
+    case Relocation::Applied::kApplied:
+      break;
+    case Relocation::Applied::kDeclined:  // this call's words would not be plain pointers': by pointer
+      h.e.publish(Phase::kReady);
+      return false;
+    case Relocation::Applied::kFailed:
+      say(h.call.family, "an update failed", "the shape is replayed by pointer");
+      h.give_up();
+      return false;
   }
   if (h.counting()) {
     count(Counter::relocated);

@@ -114,6 +114,10 @@ constexpr Case kCases[] = {
     {"relocation_capture", relocation_capture},
     {"relocation_switch", relocation_switch},
     {"relocation_far", relocation_far},
+    {"relocation_derived", relocation_derived},
+    {"relocation_context", relocation_context},
+    {"relocation_refused_shapes", relocation_refused_shapes},
+    {"capture_streams", capture_streams},
 };
 
 }  // namespace
@@ -208,6 +212,8 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("cuda.launches", after.cuda.launches, before.cuda.launches);
   put("cuda.launches_into_capture", after.cuda.launches_into_capture, before.cuda.launches_into_capture);
   put("cuda.bad_launches", after.cuda.bad_launches, before.cuda.bad_launches);
+  put("cuda.kernel_node_updates", after.cuda.kernel_node_updates, before.cuda.kernel_node_updates);
+  put("cuda.memset_node_updates", after.cuda.memset_node_updates, before.cuda.memset_node_updates);
   print(prefix + "cuda.live_execs", static_cast<long long>(after.cuda.live_execs));
   if (!after.shim || !before.shim) return;
   // The shim's counters of the cuBLAS families, of the heuristic cache, of relocation and of the

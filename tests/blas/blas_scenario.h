@@ -108,9 +108,10 @@ struct alignas(16) Scalar {
   }
 };
 
-// An 8-byte-or-more buffer whose first word a run reads or writes; 256-byte aligned, so that its
-// alignment, which a call's shape holds (shim/engine/shape_replay.h), is the same in every run.
-struct alignas(256) Buffer {
+// An 8-byte-or-more buffer whose first word a run reads or writes; 4 KiB aligned, so that its
+// alignment, which a call's shape holds and its relocation checks up to 4 KiB
+// (shim/engine/shape_replay.h, replay/graph_relocation.h), is the same in every run.
+struct alignas(4096) Buffer {
   std::uint64_t words[2];
   explicit Buffer(std::uint64_t first = 0) : words{first, ~first} {}
   void* get() { return words; }
@@ -222,5 +223,9 @@ int relocation_streams();
 int relocation_capture();
 int relocation_switch();
 int relocation_far();
+int relocation_derived();
+int relocation_context();
+int relocation_refused_shapes();
+int capture_streams();
 
 }  // namespace blas_scenario

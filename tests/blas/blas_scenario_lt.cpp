@@ -399,6 +399,37 @@ int program_capture() {
   return 0;
 }
 
+// One thread capturing in six contexts in turn (a model split over devices, driven by one thread):
+// each context's matmuls on outputs new every round, each output three times, so that every round
+// is a capture in each context. Prints streams.live (the streams made and not destroyed since the
+// program made its six: the shim's capture streams) and the phase's counters as all.*.
+int capture_streams() {
+  constexpr int kContexts = 6, kRounds = 10;
+  Counts counts;
+  Scalar alpha{1.5f}, beta{0.25f};
+  Buffer a{0xA0}, b{0xB0}, c{0xC0};
+  static Buffer outputs[kContexts * kRounds];
+  static LtObjects objects[kContexts];  // never closed: no later object takes their addresses
+  for (int k = 0; k < kContexts; ++k) {
+    objects[k].open();
+    stubcuda_set_stream_context(objects[k].stream, reinterpret_cast<CUcontext>(std::uintptr_t{0xC100000} + 0x10000 * k), 0);
+  }
+  const StubCudaCounters streams = stubcuda_counters();
+  const Snapshot before = Snapshot::now();
+  for (int r = 0; r < kRounds; ++r)
+    for (int k = 0; k < kContexts; ++k) {
+      const Matmul m = matmul_of(objects[k], alpha, beta, a, b, c, outputs[r * kContexts + k]);
+      for (int i = 0; i < 3; ++i) checked(m, counts);
+    }
+  print_since(before, "all.");
+  const StubCudaCounters now = stubcuda_counters();
+  print("streams.live", static_cast<long long>((now.stream_create - streams.stream_create) -
+                                               (now.stream_destroy_v2 - streams.stream_destroy_v2) -
+                                               (now.stream_destroy_legacy - streams.stream_destroy_legacy)));
+  print_counts(counts);
+  return 0;
+}
+
 // After the capture, the stream belongs to another context: the calls run directly, and the graph
 // is launched again once the stream is back. A green context's stream is never captured.
 int other_context() {

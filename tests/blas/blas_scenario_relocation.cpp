@@ -260,11 +260,12 @@ int relocation_switch() {
   return 0;
 }
 
-// The split style with a move the 4 GiB rule is for (replay/graph_relocation.h): B (also the
-// matmul's C, so that it is found) alternates between two pages 8 GiB apart, so that the low half of
-// its address stays and the word holding its high half (the lower four bytes of a word) changes by
-// 2, while A (at odd addresses) moves by exactly 2 every call. That word is no pointer, however A
-// moved: the shape must be refused, not relocated with it following A.
+// The split style with B (also the matmul's C, so that it is found) alternating between two pages 8
+// GiB apart, so that the low half of its address stays and the word holding its high half (the lower
+// four bytes of a word) changes by 2, while A (at odd addresses) moves by exactly 2 every call. Each
+// page is in a 4 GiB region of its own, so each is a shape of its own, in which B stays put: relocated
+// with B where it was. (Were they one shape, that word is no pointer, however A moved: the 4 GiB rule
+// refuses it.)
 int relocation_far() {
   constexpr int kFarCalls = 20;
   constexpr std::size_t kApart = std::size_t{8} << 30, kPage = 4096;
@@ -289,6 +290,125 @@ int relocation_far() {
   }
   print_since(before, "far.");
   print("calls", kFarCalls);
+  print_counts(counts);
+  return 0;
+}
+
+// The kernel styles that pass a value derived from B's address besides B itself (low_half,
+// high_half, page_index), and the one that chooses its kernel by 4 KiB alignment (by_page_alignment),
+// BLAS_SCENARIO_STYLE naming which (replay/graph_relocation.h: what two captures cannot show). In a
+// first phase B (every tensor, for by_page_alignment) moves only in ways that leave the derived value
+// as it was, so that any two captures agree on it: inside one 4 GiB region, between two places 4 GiB
+// apart, inside one page, among 4 KiB-aligned places. In the second it moves so that the value
+// changes: into the next region, to a third place, across pages, to 256-byte-aligned places. A
+// relocation proven in the first phase that took the value for a constant writes wrong outputs in
+// the second. Prints ENTRY.first.* and ENTRY.second.* for the matmul and the GEMM.
+int relocation_derived() {
+  constexpr int kPhase = 20;
+  constexpr std::int64_t kRegionPages = moving::Regions::kRegion / moving::Regions::kPage;
+  const int style = moving::style_from_env("BLAS_SCENARIO_STYLE");
+  set_style(style);
+  static moving::Regions regions;
+  static Pools pools;
+  Counts total;
+  for (const Entry e : {kMatmul, kGemm}) {
+    static std::vector<Calls*> kept;  // never destroyed: see Calls
+    const Calls& calls = *kept.emplace_back(new Calls);
+    const std::int64_t page = e == kMatmul ? 1 : 1001;  // each entry point's tensors apart, 4 KiB aligned, no more
+    // Call i's tensors; B moves by 5 slots a call within a page (A, C and the output by 1, 3, 4).
+    auto at = [&](int i) {
+      const bool second = i >= kPhase;
+      const std::size_t slot = 256 * static_cast<std::size_t>(5 * i % 16);
+      Tensors t = pools.fresh(i);
+      switch (style) {
+        case STUB_KERNEL_STYLE_HIGH_HALF:
+          t.b = regions.at(second ? page : -1 - page, slot);
+          break;
+        case STUB_KERNEL_STYLE_LOW_HALF:
+          // The proof's second capture (call 3) in the third place's region, every place of one
+          // alignment (an alignment the proof did not see would be checked against a fresh capture).
+          t.b = regions.at(second ? page + 2 : page + (i + 1) % 2 * kRegionPages);
+          break;
+        case STUB_KERNEL_STYLE_PAGE_INDEX:
+          t.b = regions.at(second ? page + 1 + i : page, slot);
+          break;
+        case STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT: {
+          const std::size_t offset = second ? 256 : 0;
+          t = {regions.at(page + 100 + i, offset), regions.at(page + 200 + 2 * i, offset),
+               regions.at(page + 300 + 3 * i, offset), regions.at(page + 400 + 4 * i, offset)};
+          break;
+        }
+        default:
+          die("relocation_derived: a style of B's derived values");
+      }
+      return t;
+    };
+    std::thread([&] {
+      for (const char* phase : {"first.", "second."}) {
+        Counts counts;
+        const Snapshot before = Snapshot::now();
+        const int from = std::strcmp(phase, "first.") == 0 ? 0 : kPhase;
+        for (int i = from; i < from + kPhase; ++i) calls.check(e, at(i), counts);
+        const std::string prefix = std::string(kEntryNames[e]) + "." + phase;
+        print_since(before, prefix);
+        print(prefix + "mismatches", counts.mismatches);
+        total.add(counts);
+      }
+    }).join();
+  }
+  print("calls", kPhase);
+  print_counts(total);
+  return 0;
+}
+
+// The fresh load's matmuls and GEMMs in the memset style on a stream of another context than the
+// one current on the calling thread: the memset node is set again in the context it was captured in
+// (the stub driver, as a real one, refuses an update in another). Prints matmul.* and gemm.*.
+int relocation_context() {
+  set_style(STUB_KERNEL_STYLE_MEMSET);
+  static Pools pools;
+  Counts total;
+  for (const Entry e : {kMatmul, kGemm}) {
+    static std::vector<Calls*> kept;  // never destroyed: see Calls
+    const Calls& calls = *kept.emplace_back(new Calls);
+    stubcuda_set_stream_context(calls.stream(e), reinterpret_cast<CUcontext>(std::uintptr_t{0xC200000}), 0);
+    Counts counts;
+    const Snapshot before = Snapshot::now();
+    std::thread([&] {
+      for (int i = 0; i < 40; ++i) calls.check(e, pools.fresh(i), counts);
+    }).join();
+    const std::string prefix = std::string(kEntryNames[e]) + ".";
+    print_since(before, prefix);
+    print(prefix + "mismatches", counts.mismatches);
+    total.add(counts);
+  }
+  print_counts(total);
+  return 0;
+}
+
+// Shapes whose proofs are refused (the split style, every tensor new every call), one after the
+// other: kShapes matmuls of their own workspace size, six calls each. Their captures were made for
+// nothing, and weigh against the family's admission as an evicted graph's would: it backs off
+// (direct, declined) before the last shapes are captured. Prints refused.*.
+int relocation_refused_shapes() {
+  constexpr int kShapes = 40, kEach = 6;
+  set_style(STUB_KERNEL_STYLE_SPLIT);
+  static Pools pools;
+  Calls calls;
+  alignas(256) static unsigned char workspace[4096];
+  Counts counts;
+  const Snapshot before = Snapshot::now();
+  std::thread([&] {
+    for (int s = 0; s < kShapes; ++s)
+      for (int i = 0; i < kEach; ++i) {
+        Matmul m = calls.matmul(pools.fresh((s * kEach + i) % kCalls));
+        m.workspace = workspace;
+        m.workspace_size = 64 + 64 * static_cast<std::size_t>(s);
+        checked(m, counts);
+      }
+  }).join();
+  print_since(before, "refused.");
+  print("shapes", kShapes);
   print_counts(counts);
   return 0;
 }

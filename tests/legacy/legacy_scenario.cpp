@@ -248,7 +248,7 @@ namespace {
 int (*g_stats)(void*, std::size_t) = nullptr;
 std::size_t g_stats_size = 0;
 int g_field_of[3][9];
-int g_relocation_field[5];  // -1: the shim has no such counter
+int g_relocation_field[kRelocationCounterCount];  // -1: the shim has no such counter
 
 void find_stats() {
   g_stats = reinterpret_cast<int (*)(void*, std::size_t)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
@@ -272,7 +272,7 @@ void find_stats() {
         if (names[i] == want) g_field_of[f][o] = static_cast<int>(i);
       if (g_field_of[f][o] < 0) die("the shim has no counter of a legacy family's");
     }
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < kRelocationCounterCount; ++r) {
     g_relocation_field[r] = -1;
     for (std::size_t i = 0; i < names.size(); ++i)
       if (names[i] == kRelocationCounters[r]) g_relocation_field[r] = static_cast<int>(i);
@@ -298,7 +298,7 @@ Snapshot Snapshot::now() {
     s.counting = header[1] != 0;
     for (int f = 0; f < 3; ++f)
       for (int o = 0; o < 9; ++o) s.shim[f][o] = words[1 + g_field_of[f][o]];
-    for (int r = 0; r < 5; ++r) s.relocation[r] = g_relocation_field[r] < 0 ? 0 : words[1 + g_relocation_field[r]];
+    for (int r = 0; r < kRelocationCounterCount; ++r) s.relocation[r] = g_relocation_field[r] < 0 ? 0 : words[1 + g_relocation_field[r]];
   }
   return s;
 }
@@ -343,7 +343,7 @@ void print_since(const Snapshot& before, const std::string& prefix, bool per_op)
       }
       print(prefix + "shim.legacy_" + kOutcomes[o], static_cast<long long>(sum));
     }
-    for (int r = 0; r < 5; ++r)
+    for (int r = 0; r < kRelocationCounterCount; ++r)
       if (g_relocation_field[r] >= 0)
         put(std::string("shim.") + kRelocationCounters[r], after.relocation[r], before.relocation[r]);
   }

@@ -152,8 +152,9 @@ constexpr const char* kOutcomes[9] = {"direct",           "captured",         "l
                                       "refused_capturing", "refused_context", "refused_failed",
                                       "refused_full",      "unknown",         "declined"};
 // The shim's relocation counters (shim/engine/shape_replay.h), for every family at once.
-constexpr const char* kRelocationCounters[5] = {"relocated", "relocation_updates", "relocations_proven",
-                                                "relocations_refused", "relocation_mismatches"};
+constexpr const char* kRelocationCounters[] = {"relocated",           "relocation_updates",    "relocations_proven",
+                                               "relocations_refused", "relocation_mismatches", "relocation_checks"};
+constexpr int kRelocationCounterCount = sizeof kRelocationCounters / sizeof kRelocationCounters[0];
 
 struct Snapshot {
   StubCudnnOpCounters op[STUBCUDNN_LEGACY_OPS];
@@ -164,7 +165,7 @@ struct Snapshot {
   std::uint64_t inner;
   bool counting = false;
   std::uint64_t shim[3][9]{};
-  std::uint64_t relocation[5]{};  // kRelocationCounters' (absent from an older shim: then 0)
+  std::uint64_t relocation[kRelocationCounterCount]{};  // kRelocationCounters' (absent from an older shim: then 0)
   static Snapshot now();
 };
 

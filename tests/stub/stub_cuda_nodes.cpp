@@ -291,11 +291,14 @@ CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_
 // Destination and value only: a 1-D memset's element size, width and height stay (the driver
 // rejects a change of height, and of the rest when it does not fit the node's resources).
 CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext) {
+                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
   if (memsetParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> guard(graph_lock);
   Node* node = stubcuda::exec_node(hGraphExec, hNode);
   if (node == nullptr || node->kind != NodeKind::kMemset) return CUDA_ERROR_INVALID_VALUE;
+  // The node runs in the context it was captured in: an update names that one (a real driver's rule
+  // for the destination's memory too).
+  if (ctx != node->context) return CUDA_ERROR_INVALID_CONTEXT;
   const CUDA_MEMSET_NODE_PARAMS& now = node->memset;
   if (memsetParams->elementSize != now.elementSize || memsetParams->width != now.width ||
       memsetParams->height != now.height || memsetParams->dst % now.elementSize != 0)

@@ -329,18 +329,22 @@ TEST_CASE("stub driver: a memset records a 1-D memset node on a capturing stream
   CHECK(std::memcmp(bytes + 8, &word, 4) == 0);
   CHECK(bytes[12] == 0xEE);
 
-  // Destination and value move; width, element size and height do not.
+  // Destination and value move; width, element size and height do not; the update is made in the
+  // context the node was captured in (the thread's, here), not another.
   const StubCudaGraphCounters before = stubcuda_graph_counters();
   std::memset(bytes, 0xEE, sizeof bytes);
+  CUcontext context = nullptr;
+  REQUIRE(cuCtxGetCurrent(&context) == CUDA_SUCCESS);
   CUDA_MEMSET_NODE_PARAMS update = m;
+  CHECK(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, nullptr) == CUDA_ERROR_INVALID_CONTEXT);
   update.width = 3;
-  CHECK(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, context) == CUDA_ERROR_INVALID_VALUE);
   update = m;
   update.dst = reinterpret_cast<CUdeviceptr>(bytes + 2);  // not 4-byte aligned
-  CHECK(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, nullptr) == CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, context) == CUDA_ERROR_INVALID_VALUE);
   update.dst = reinterpret_cast<CUdeviceptr>(bytes);
   update.value = 0;
-  REQUIRE(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, context) == CUDA_SUCCESS);
   CHECK(stubcuda_graph_counters().memset_node_updates == before.memset_node_updates + 1);
   c.launch();
   const unsigned char zeroed[] = {0, 0, 0, 0, 0, 0, 0, 0, 0xEE};
@@ -350,6 +354,6 @@ TEST_CASE("stub driver: a memset records a 1-D memset node on a capturing stream
 
   // A memset whose destination is not mapped any more loses its write; the launch goes on.
   update.dst = 16;
-  REQUIRE(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuGraphExecMemsetNodeSetParams(c.exec, node, &update, context) == CUDA_SUCCESS);
   c.launch();
 }

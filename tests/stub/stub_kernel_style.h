@@ -30,7 +30,20 @@ typedef enum {
   // One tensor pointer passed only inside a tensor map (128 bytes, 64-byte aligned among the
   // arguments; stub_tensor_map.h), when it is 16-byte aligned (else: plain).
   STUB_KERNEL_STYLE_TMA = 6,
-  STUB_KERNEL_STYLES = 7,
+  // plain's arguments, and again the low half of the split pointer in a 32-bit parameter beside the
+  // constant 1.0f (as cuDNN's fp32 NCHW transposes hold a source pointer's low half): a move of a
+  // multiple of 4 GiB leaves it as it was.
+  STUB_KERNEL_STYLE_LOW_HALF = 7,
+  // plain's arguments, and again the high half of the split pointer in a 32-bit parameter: moves
+  // inside one 4 GiB region leave it as it was.
+  STUB_KERNEL_STYLE_HIGH_HALF = 8,
+  // plain's arguments, and the split pointer's page index (the address >> 12) in an 8-byte
+  // parameter: moves inside one 4 KiB page leave it as it was.
+  STUB_KERNEL_STYLE_PAGE_INDEX = 9,
+  // plain's arguments, but another kernel when every tensor pointer is 4 KiB aligned than when one
+  // is not: an alignment above the 256 bytes a call's shape tells apart.
+  STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT = 10,
+  STUB_KERNEL_STYLES = 11,
 } StubKernelStyle;
 
 }  // extern "C"

@@ -214,8 +214,10 @@ inline std::string relocate(CUgraphExec exec, CUgraph first, CUgraph second, con
     p.kernelParams = a[i].kernel.extra != nullptr ? nullptr : params.data();
     if (cuGraphExecKernelNodeSetParams_v2(exec, a[i].handle, &p) != CUDA_SUCCESS) return "an update was refused";
   }
+  CUcontext context = nullptr;  // the tests' graphs are captured in the thread's current context
+  cuCtxGetCurrent(&context);
   for (const auto& [i, m] : memset_updates)
-    if (cuGraphExecMemsetNodeSetParams(exec, a[i].handle, &m, nullptr) != CUDA_SUCCESS)
+    if (cuGraphExecMemsetNodeSetParams(exec, a[i].handle, &m, context) != CUDA_SUCCESS)
       return "a memset update was refused";
   return "";
 }

@@ -27,8 +27,10 @@ constexpr std::uint64_t kFault = 0xFA017FA017FA017Full;  // hashed where a kerne
 constexpr std::uint32_t kSplitTiles = 16, kSplitStages = 1;
 constexpr std::uint64_t kSplitTile = 0x7117E;
 
-const char* const kSuffixes[Kernels::kVariants] = {"_plain",    "_aligned256", "_indirect", "_split",
-                                                   "_accumulate", "_produce",  "_consume",  "_tma"};
+const char* const kSuffixes[Kernels::kVariants] = {"_plain",      "_aligned256", "_indirect",   "_split",
+                                                   "_accumulate", "_produce",    "_consume",    "_tma",
+                                                   "_low_half",   "_high_half",  "_page_index", "_aligned4096"};
+constexpr std::uint32_t kOneFloat = 0x3f800000;  // 1.0f, beside the low half
 
 // A parameter buffer, 128-byte aligned and zeroed, as the driver's would be (over-allocated and
 // aligned inside: see stub_cuda_graph.h's ArgumentBytes for why not aligned_alloc).
@@ -98,9 +100,20 @@ Kernels::Kernels(Family family) : family_(std::move(family)) {
       if (offset + bytes > size) size = offset + bytes;
     };
     switch (k.variant) {
-      case kPlain: case kAligned: case kAccumulate:
+      case kPlain: case kAligned: case kAccumulate: case kPageAligned:
         add(b, 8);
         add(b + 8, 8);
+        break;
+      case kLowHalf: case kHighHalf:
+        add(b, 8);
+        add(b + 8, 8);
+        add(b + 16, 4);
+        add(b + 20, 4);
+        break;
+      case kPageIndex:
+        add(b, 8);
+        add(b + 8, 8);
+        add(b + 16, 8);
         break;
       case kProducer: case kConsumer:
         add(b, 8);
@@ -224,6 +237,21 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
       if (pointer != 0 && pointer % 16 == 0) first = kTma;  // TMA wants 16-byte aligned tensors
       break;
     }
+    case STUB_KERNEL_STYLE_LOW_HALF:
+      first = kLowHalf;
+      break;
+    case STUB_KERNEL_STYLE_HIGH_HALF:
+      first = kHighHalf;
+      break;
+    case STUB_KERNEL_STYLE_PAGE_INDEX:
+      first = kPageIndex;
+      break;
+    case STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT: {
+      bool aligned = true;
+      for (int i = 0; i < call.tensor_count; ++i) aligned = aligned && word_at(blob, call.tensor_fields[i]) % 4096 == 0;
+      first = aligned ? kPageAligned : kPlain;
+      break;
+    }
     default:
       break;
   }
@@ -234,11 +262,22 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
     Arguments a(k.kernel.args_size);
     unsigned char* p = a.data();
     std::memcpy(p, blob, b);
+    const std::uint64_t derived_from = word_at(blob, family_.split_field);
     switch (variant) {
-      case kPlain: case kAligned: case kAccumulate: case kProducer: case kConsumer:
+      case kPlain: case kAligned: case kAccumulate: case kProducer: case kConsumer: case kPageAligned:
         put_word(p, b, call.interior[0]);
         put_word(p, b + 8, call.interior[1]);
         if (variant == kProducer || variant == kConsumer) put_word(p, b + 16, reinterpret_cast<std::uintptr_t>(call.scratch));
+        break;
+      case kLowHalf: case kHighHalf: case kPageIndex:
+        put_word(p, b, call.interior[0]);
+        put_word(p, b + 8, call.interior[1]);
+        if (variant == kPageIndex) {
+          put_word(p, b + 16, derived_from >> 12);
+        } else {
+          put_half(p, b + 16, static_cast<std::uint32_t>(variant == kLowHalf ? derived_from : derived_from >> 32));
+          put_half(p, b + 20, variant == kLowHalf ? kOneFloat : 1);
+        }
         break;
       case kIndirect:
         for (int i = 0; i < call.tensor_count; ++i) put_word(p, call.tensor_fields[i], 0);

@@ -19,6 +19,10 @@
 //   split: [blob, the split pointer zeroed][u32 16][u32 low half][u64 tile][u32 high half][u32 1]
 //   two_kernels (both): [blob][interior 0][interior 1][scratch]
 //   tma: [blob, the tma pointer zeroed][zeros up to a multiple of 64][tensor map, 128 bytes]
+//   low_half: [blob][interior 0][interior 1][u32 the split pointer's low half][u32 1.0f]
+//   high_half: [blob][interior 0][interior 1][u32 the split pointer's high half][u32 1]
+//   page_index: [blob][interior 0][interior 1][u64 the split pointer >> 12]
+//   by_page_alignment (both kernels): plain's
 // The blob is one parameter per field as the family lists them, or one parameter for all of it.
 #pragma once
 
@@ -105,7 +109,10 @@ class Kernels {
   // stream's capture: true when recorded.
   bool launch(StubKernelStyle style, const Call& call) const;
 
-  enum Variant { kPlain, kAligned, kIndirect, kSplit, kAccumulate, kProducer, kConsumer, kTma, kVariants };
+  enum Variant {
+    kPlain, kAligned, kIndirect, kSplit, kAccumulate, kProducer, kConsumer, kTma,
+    kLowHalf, kHighHalf, kPageIndex, kPageAligned, kVariants
+  };
   struct VariantKernel {
     StubKernel kernel;  // its address is the CUfunction
     Variant variant;

@@ -81,7 +81,8 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(relocations_refused, "relocation", "refused", "call shapes whose graphs cannot follow their tensors: replayed by pointer") \
   X(relocation_mismatches, "relocation", "verify mismatches", "verify mode: a relocated graph unlike a fresh capture of the call") \
   CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                          \
-  X(library_calls, "libraries' own calls", "passed", "calls of a replayed family that were not the program's own, passed through: the libraries' (cuDNN calling cuBLASLt), those made inside the shim's own calls, and those of a caller that holds the library's functions")
+  X(library_calls, "libraries' own calls", "passed", "calls of a replayed family that were not the program's own, passed through: the libraries' (cuDNN calling cuBLASLt), those made inside the shim's own calls, and those of a caller that holds the library's functions") \
+  X(relocation_checks, "relocation", "alignment checks", "fresh captures of a relocated call whose tensors had an alignment no capture of its shape had: the library may choose its kernel by it")
 
 /* The families of library calls the shim replays as CUDA graphs, one row each, from which the shim
  * makes everything it keeps per family (docs/design.md, "Adding a replayed family"):
