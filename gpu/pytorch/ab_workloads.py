@@ -44,6 +44,11 @@ LSTM_LENGTHS = range(16, 80)  # lstm: 64 sequence lengths, two calls per iterati
 LSTM_PER_ITERATION = 2
 FRESH_RING = 7  # conv_fresh: distinct inputs used in turn (prime to a block's 8 + 2 + 1 iterations)
 NOT_SLOWER_PERCENT = -0.5  # the loads that never repeat: the interval's lower end at least this
+# The relocation kinds (per_call.py): each call on the next of MOVING_RING inputs made beforehand, the
+# last MOVING_KEPT outputs kept (so that the allocator moves them too); the pinned ones on one input,
+# every output dropped (the same addresses every call: replayed by pointer).
+MOVING_RING, MOVING_KEPT, MOVING_CALLS = 257, 7, 8
+MOVING_KINDS = ("lt", "gemm", "strided", "sgemm", "bn")
 
 WORKLOADS = {
     # The legacy cuDNN and cuBLAS replays' workloads.
@@ -125,6 +130,21 @@ WORKLOADS = {
                     "what": "eval16 in fp16, channels-last (the issue's prototype measured this layout)"},
     "eval16_big": {"timed": 2, "warmup": WARMUP,
                    "what": f"one forward of the 16-layer network, batch {BIG_BATCH}, 32x32, eval: the GPU is the bottleneck"},
+    # The relocation kinds, one call after another, for per_call.py's host time per call.
+    "moving_mix": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
+                   "what": f"{MOVING_CALLS} calls of each kind a call of which moves its tensors: a bf16 Linear "
+                           "768x768 with a bias on one row (cublasLtMatmul), one without (cublasGemmEx), a bf16 bmm "
+                           "12x(1x64 @ 64x128) (cublasGemmStridedBatchedEx), an fp32 mm 1x768 @ 768x768 "
+                           "(cublasSgemm_v2), an fp32 BatchNorm2d(64) eval on 1x64x16x16 (cuDNN's legacy batch "
+                           f"norm), each on the next of {MOVING_RING} inputs, its last {MOVING_KEPT} outputs kept"},
+    "pinned_mix": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
+                   "what": "moving_mix's calls on one input each, every output dropped: the same tensors every call"},
+    "moving_conv": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
+                    "what": f"{MOVING_CALLS} fp16 channels-last conv2d 64->64 3x3 on 1x64x16x16 (cudnnBackendExecute), "
+                            "each on the next input of the ring, the last outputs kept"},
+    "moving_sdpa": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
+                    "what": f"{MOVING_CALLS} cuDNN SDPA forwards, bf16 1x8x128x64, q the next of the ring, the last "
+                            "outputs kept"},
 }
 NEVER_REPEATING = ("conv_many_shapes", "conv_bn_shapes", "linear_rows", "linear_rows_nobias", "seq_lengths",
                    "fresh_sizes", "decode_grow", "lstm")
@@ -218,6 +238,8 @@ def make_workload(name, device):
         return in_turn(model, inputs, SHAPES_PER_ITERATION), stack
     if name in NEVER_REPEATING or name in ("mlp_fp32_train", "conv_fresh"):
         return more_workload(name, torch, models, device, stack)
+    if name.startswith(("moving_", "pinned_")):
+        return moving_workload(name, torch, workload, device, stack), stack
     return backend_workload(name, torch, workload, device, stack)
 
 
@@ -316,6 +338,52 @@ def more_workload(name, torch, models, device, stack):
     step.variants = FRESH_RING
     step.which = lambda: (position[0] - 1) % FRESH_RING
     return positioned(step, position), stack
+
+
+def moving_workload(name, torch, workload, device, stack):
+    """The relocation kinds' step (MOVING_* above): the calls of each kind in turn, each on the next
+    input of its ring (moving_*) or on its first (pinned_*)."""
+    import collections
+    F = torch.nn.functional
+    torch.manual_seed(0)
+    stack.enter_context(torch.inference_mode())
+    pinned = name.startswith("pinned_")
+    ring = 1 if pinned else MOVING_RING
+    kept = collections.deque(maxlen=0 if pinned else MOVING_KEPT)
+    bf16, fp32 = torch.bfloat16, torch.float32
+    if name.endswith("_mix"):
+        w, b = torch.randn(768, 768, device=device, dtype=bf16), torch.randn(768, device=device, dtype=bf16)
+        w32 = torch.randn(768, 768, device=device)
+        keys = torch.randn(12, 64, 128, device=device, dtype=bf16)
+        bn = torch.nn.BatchNorm2d(64).to(device).eval()
+        calls = {"lt": (lambda x: F.linear(x, w, b), (1, 768), bf16),
+                 "gemm": (lambda x: F.linear(x, w), (1, 768), bf16),
+                 "strided": (lambda x: torch.bmm(x, keys), (12, 1, 64), bf16),
+                 "sgemm": (lambda x: torch.mm(x, w32), (1, 768), fp32),
+                 "bn": (bn, (1, 64, 16, 16), fp32)}
+    elif name.endswith("_conv"):
+        conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False).to(device, torch.half).to(
+            memory_format=torch.channels_last)
+        calls = {"conv": (conv, (1, 64, 16, 16), torch.half)}
+    else:
+        _, k, v = workload.make_qkv(1, device)[0]
+        stack.enter_context(workload.cudnn_attention())
+        calls = {"sdpa": (lambda q: workload.attention(q, k, v), tuple(k.shape), bf16)}
+    inputs = {kind: [torch.randn(*shape, device=device, dtype=dtype) for _ in range(ring)]
+              for kind, (_, shape, dtype) in calls.items()}
+    if name.endswith("_conv"):
+        inputs["conv"] = [x.to(memory_format=torch.channels_last) for x in inputs["conv"]]
+    position = [0]
+
+    def step():
+        out = None
+        for kind, (call, _, _) in calls.items():
+            for i in range(MOVING_CALLS):
+                out = call(inputs[kind][(position[0] + i) % ring])
+                kept.append(out)
+        position[0] = (position[0] + MOVING_CALLS) % ring
+        return (out,)
+    return positioned(step, position)
 
 
 def decode_grow(torch, device, stack):

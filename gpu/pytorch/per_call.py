@@ -3,7 +3,7 @@ the shim (tests/tracer's libtracer_all.so) times each cuDNN and cuBLAS call the 
 
     python3 per_call.py --shim LIB --tracer LIB [--launch-cost BIN_OR_TABLE] [--work DIR] [--json FILE]
                         [--markdown FILE] [--workloads conv_bn16_fp32,bn16_train,stack_bias,stack_nobias]
-                        [--blocks N]
+                        [--blocks N] [--driver-tracer LIB] [--no-relocation-arm]
 
 Parent (standard library only): per workload (ab_workloads.py's), two processes of this program
 again as a child: one with the tracer alone (no shim: what each call costs without it), one with
@@ -19,6 +19,12 @@ with it on, and the shim's saving per call; beside them, a graph launch's own co
 PyTorch's), which a replayed call cannot go below. The shim's counters per on block say how many
 ops it replayed. --json gets everything, --markdown the table. Exit status 0 when every process ran,
 1 otherwise, 77 without a GPU.
+
+--driver-tracer LIB (tests/tracer's libtracer_driver.so) is placed after the shim in the shim's process:
+it times the driver's graph calls the shim makes (cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2,
+cuStreamIsCapturing, ...), so that a replayed call's time splits into the driver's and the shim's own
+(docs/graph-costs.md). --no-relocation-arm adds a third process, the shim with CUDNN_FASTPATH_RELOCATE=0,
+whose "on" blocks are the table's "on, no relocation" column.
 """
 import argparse
 import ctypes
@@ -54,28 +60,39 @@ FUNCTIONS = (
     "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute", "cublasLtMatmulDescDestroy",
     "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute", "cublasLtMatrixLayoutDestroy",
     "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute", "cublasLtMatmulPreferenceDestroy")
+# The driver's graph calls, as the driver tracer after the shim sees them.
+DRIVER_FUNCTIONS = (
+    "cuGraphLaunch", "cuGraphExecKernelNodeSetParams_v2", "cuGraphExecMemsetNodeSetParams", "cuStreamIsCapturing",
+    "cuStreamGetCtx", "cuCtxGetCurrent", "cuPointerGetAttribute", "cuStreamBeginCapture_v2", "cuStreamEndCapture",
+    "cuGraphInstantiateWithFlags", "cuGraphExecDestroy", "cuGraphDestroy", "cuGraphGetNodes",
+    "cuGraphKernelNodeGetParams_v2")
 RUN_TIMEOUT_S = 300
 
 
 # ------------------------------------------------------------------------------------------------
 # Child mode (torch from here on)
 
-def tracer_reader():
-    """(name -> (calls, ns)) of the preloaded tracer, or None when no tracer is preloaded."""
-    process = ctypes.CDLL(None)
+def tracer_reader(library=None, functions=FUNCTIONS):
+    """(name -> (calls, ns)) of the preloaded tracer (the first, or the one at `library`), or None when
+    there is none."""
     try:
+        process = ctypes.CDLL(library) if library else ctypes.CDLL(None)
         count, ns = process.tracer_count, process.tracer_ns
-    except AttributeError:
+    except (AttributeError, OSError):
         return None
     for f in (count, ns):
         f.restype, f.argtypes = ctypes.c_uint64, [ctypes.c_char_p]
-    return lambda: {name: (count(name.encode()), ns(name.encode())) for name in FUNCTIONS}
+    return lambda: {name: (count(name.encode()), ns(name.encode())) for name in functions}
 
 
 def child(args):
     read = tracer_reader()
     if read is None:
         print("per_call: no tracer preloaded (tracer_count and tracer_ns not found)", file=sys.stderr)
+        return 2
+    driver = tracer_reader(args.driver_tracer, DRIVER_FUNCTIONS) if args.driver_tracer else None
+    if args.driver_tracer and driver is None:
+        print(f"per_call: the driver tracer {args.driver_tracer} cannot be read", file=sys.stderr)
         return 2
     process = ctypes.CDLL(None)
     switch = getattr(process, "cudnn_fastpath_set_features", None)
@@ -104,13 +121,19 @@ def child(args):
                     step()
                 torch.cuda.synchronize()
                 before, shim_before = read(), counters.read() if counters else None
+                driver_before = driver() if driver else None
                 for _ in range(TIMED):
                     step()
                 after, shim_after = read(), counters.read() if counters else None
+                driver_after = driver() if driver else None
                 torch.cuda.synchronize()
                 moved = {n: (after[n][0] - before[n][0], after[n][1] - before[n][1]) for n in FUNCTIONS
                          if after[n][0] != before[n][0]}
                 block = {"in_effect": in_effect, "calls": moved}
+                if driver:
+                    block["driver"] = {n: (driver_after[n][0] - driver_before[n][0],
+                                           driver_after[n][1] - driver_before[n][1]) for n in DRIVER_FUNCTIONS
+                                       if driver_after[n][0] != driver_before[n][0]}
                 if shim_before is not None and shim_after is not None:
                     block["replayed"] = launches(delta(shim_before, shim_after))
                 blocks[arm].append(block)
@@ -124,17 +147,24 @@ def child(args):
 # ------------------------------------------------------------------------------------------------
 # Parent mode
 
-def run_child(name, args, with_shim):
+def run_child(name, args, with_shim, relocate=True):
     work = Path(args.work)
-    label = f"{name}-{'shim' if with_shim else 'alone'}"
+    label = f"{name}-{('shim' if relocate else 'shim-norelocation') if with_shim else 'alone'}"
     result, stats = work / f"{label}.json", work / f"{label}.stats-%p.json"
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--result", str(result),
             "--blocks", str(args.blocks)]
     env = checklib.clean_environment()
     env["CUDNN_TRACER_REPORT"] = str(work / f"{label}.tracer.json")
     if with_shim:
-        # The tracer before the shim, set by hand (the launcher would put the shim first).
-        env.update({"LD_PRELOAD": f"{args.tracer} {args.shim}", "CUDNN_FASTPATH_STATS_FILE": stats})
+        # The tracer before the shim, set by hand (the launcher would put the shim first); the driver
+        # tracer, if any, after it.
+        preload = f"{args.tracer} {args.shim}" + (f" {args.driver_tracer}" if args.driver_tracer else "")
+        env.update({"LD_PRELOAD": preload, "CUDNN_FASTPATH_STATS_FILE": stats})
+        if args.driver_tracer:
+            argv += ["--driver-tracer", args.driver_tracer]
+            env["CUDNN_TRACER_DRIVER_REPORT"] = str(work / f"{label}.driver.json")
+        if not relocate:
+            env["CUDNN_FASTPATH_RELOCATE"] = "0"
     else:
         env["LD_PRELOAD"] = args.tracer
     print(f"+ [{label}] LD_PRELOAD={env['LD_PRELOAD']} " + " ".join(argv), flush=True)
@@ -149,11 +179,17 @@ def run_child(name, args, with_shim):
     return child
 
 
-def per_call(blocks, function):
+def per_call(blocks, function, part="calls"):
     """Median over blocks of the mean ns per call of `function`, and its calls per timed iteration."""
-    means = [b["calls"][function][1] / b["calls"][function][0] for b in blocks if function in b["calls"]]
-    calls = [b["calls"].get(function, (0, 0))[0] for b in blocks]
+    means = [b[part][function][1] / b[part][function][0] for b in blocks if function in b.get(part, {})]
+    calls = [b.get(part, {}).get(function, (0, 0))[0] for b in blocks]
     return (statistics.median(means) if means else None), (statistics.fmean(calls) if calls else 0)
+
+
+def per_iteration_ns(blocks, function, part="calls"):
+    """Median over blocks of the ns per timed iteration that `function` took."""
+    totals = [b.get(part, {}).get(function, (0, 0))[1] / TIMED for b in blocks]
+    return statistics.median(totals) if totals else None
 
 
 def launch_cost(path):
@@ -174,11 +210,11 @@ def launch_cost(path):
 def table(report):
     launch = report.get("graph_launch_ns")
     lines = ["| workload | function | calls/iter | ns/call, no shim | shim, all off | shim, all on | "
-             "saved per call, ns (no shim - on) | on - a graph launch, ns |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "on, no relocation | saved per call, ns (no shim - on) | on - a graph launch, ns |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for name, w in report["workloads"].items():
         if w.get("error"):
-            lines.append(f"| {name} | NOT MEASURED: {w['error']} | | | | | | |")
+            lines.append(f"| {name} | NOT MEASURED: {w['error']} | | | | | | | |")
             continue
         for function, row in w["functions"].items():
             def ns(key):
@@ -186,7 +222,14 @@ def table(report):
             saved = "" if row.get("none") is None or row.get("on") is None else f"{row['none'] - row['on']:.0f}"
             over = "" if launch is None or row.get("on") is None else f"{row['on'] - launch:.0f}"
             lines.append(f"| {name} | `{function}` | {row['calls_per_iteration']:g} | {ns('none')} | {ns('off')} | "
-                         f"{ns('on')} | {saved} | {over} |")
+                         f"{ns('on')} | {ns('fixed')} | {saved} | {over} |")
+    if any(w.get("driver") for w in report["workloads"].values()):
+        lines += ["", "The driver's graph calls the shim made, every feature on (the driver tracer after the shim):", "",
+                  "| workload | driver function | calls/iter | ns/call | ns/iter |", "| --- | --- | ---: | ---: | ---: |"]
+        for name, w in report["workloads"].items():
+            for function, row in (w.get("driver") or {}).items():
+                lines.append(f"| {name} | `{function}` | {row['calls_per_iteration']:g} | {row['ns_per_call']:.0f} | "
+                             f"{row['ns_per_iteration']:.0f} |")
     return lines
 
 
@@ -223,6 +266,7 @@ def parent(args):
     status, start = 0, time.monotonic()
     for name in names:
         alone, shimmed = run_child(name, args, False), run_child(name, args, True)
+        fixed = run_child(name, args, True, relocate=False) if args.no_relocation_arm else None
         if 77 in (alone["exit_code"], shimmed["exit_code"]):
             print("per_call: SKIPPED: no CUDA device")
             return 77
@@ -233,6 +277,8 @@ def parent(args):
             status = 1
             continue
         arms = {"none": alone["blocks"]["none"], "off": shimmed["blocks"]["off"], "on": shimmed["blocks"]["on"]}
+        if fixed is not None and "on" in fixed.get("blocks", {}):
+            arms["fixed"] = fixed["blocks"]["on"]
         seen = {f for blocks in arms.values() for b in blocks for f in b["calls"]}
         functions = {}
         for function in [f for f in FUNCTIONS if f in seen]:
@@ -241,8 +287,14 @@ def parent(args):
                 row[arm] = per_call(blocks, function)[0]
                 row[f"calls_per_iteration_{arm}"] = per_call(blocks, function)[1] / TIMED
             functions[function] = row
+        driver = {}
+        for function in DRIVER_FUNCTIONS:
+            mean, calls = per_call(arms["on"], function, "driver")
+            if mean is not None:
+                driver[function] = {"calls_per_iteration": calls / TIMED, "ns_per_call": mean,
+                                    "ns_per_iteration": per_iteration_ns(arms["on"], function, "driver")}
         replayed = [b["replayed"] / TIMED for b in arms["on"] if "replayed" in b]
-        report["workloads"][name] = {"functions": functions, "blocks": len(arms["on"]),
+        report["workloads"][name] = {"functions": functions, "blocks": len(arms["on"]), "driver": driver,
                                      "replayed_per_iteration": statistics.fmean(replayed) if replayed else "not counted",
                                      "shim_counts": replay_text(shimmed.get("stats")), "raw": {"alone": alone,
                                                                                                 "shim": shimmed}}
@@ -266,6 +318,9 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
     parser.add_argument("--blocks", type=int, default=40, help="blocks per arm (default 40)")
+    parser.add_argument("--driver-tracer", help="tests/tracer's libtracer_driver.so, placed after the shim")
+    parser.add_argument("--no-relocation-arm", action="store_true",
+                        help="also the shim with CUDNN_FASTPATH_RELOCATE=0 (a third process)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()

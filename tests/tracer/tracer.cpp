@@ -14,6 +14,7 @@
 // an unversioned definition placed first takes those calls too. A call made while the same thread
 // is inside another traced call is therefore counted apart ("nested_calls", "nested_ns"): "calls"
 // and "ns" are the calls the program made itself, tracer_count and tracer_ns report those.
+#include <cuda.h>
 #include <cudnn.h>
 #include <dlfcn.h>
 
@@ -257,6 +258,26 @@
   X(Cublas, cublasStatus_t, cublasSetWorkspace_v2, (cublasHandle_t h, void* ws, size_t size), (h, ws, size)) \
   X(Cublas, cublasStatus_t, cublasSetMathMode, (cublasHandle_t h, cublasMath_t m), (h, m))
 
+// The driver's graph calls the shim makes (a tracer placed after the shim times them: what of a
+// replayed call's time is the driver's).
+#define TRACER_DRIVER_FUNCTIONS(X)                                                                       \
+  X(Cuda, CUresult, cuGraphLaunch, (CUgraphExec e, CUstream s), (e, s))                                  \
+  X(Cuda, CUresult, cuGraphExecKernelNodeSetParams_v2,                                                   \
+    (CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS* p), (e, n, p))                         \
+  X(Cuda, CUresult, cuGraphExecMemsetNodeSetParams,                                                      \
+    (CUgraphExec e, CUgraphNode n, const CUDA_MEMSET_NODE_PARAMS* p, CUcontext c), (e, n, p, c))         \
+  X(Cuda, CUresult, cuStreamIsCapturing, (CUstream s, CUstreamCaptureStatus* c), (s, c))                 \
+  X(Cuda, CUresult, cuStreamGetCtx, (CUstream s, CUcontext* c), (s, c))                                  \
+  X(Cuda, CUresult, cuCtxGetCurrent, (CUcontext* c), (c))                                                \
+  X(Cuda, CUresult, cuPointerGetAttribute, (void* d, CUpointer_attribute a, CUdeviceptr p), (d, a, p))   \
+  X(Cuda, CUresult, cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode m), (s, m))                \
+  X(Cuda, CUresult, cuStreamEndCapture, (CUstream s, CUgraph* g), (s, g))                                \
+  X(Cuda, CUresult, cuGraphInstantiateWithFlags, (CUgraphExec* e, CUgraph g, unsigned long long f), (e, g, f)) \
+  X(Cuda, CUresult, cuGraphExecDestroy, (CUgraphExec e), (e))                                            \
+  X(Cuda, CUresult, cuGraphDestroy, (CUgraph g), (g))                                                    \
+  X(Cuda, CUresult, cuGraphGetNodes, (CUgraph g, CUgraphNode* n, size_t* c), (g, n, c))                  \
+  X(Cuda, CUresult, cuGraphKernelNodeGetParams_v2, (CUgraphNode n, CUDA_KERNEL_NODE_PARAMS* p), (n, p))
+
 // The one table: every function any tracer can wrap.
 #define TRACER_FUNCTIONS(X)  \
   TRACER_HANDLE_FUNCTIONS(X) \
@@ -264,7 +285,8 @@
   TRACER_LEGACY_OPS(X)       \
   TRACER_LEGACY_DESCRIPTORS(X) \
   TRACER_BLASLT_FUNCTIONS(X) \
-  TRACER_BLAS_FUNCTIONS(X)
+  TRACER_BLAS_FUNCTIONS(X)   \
+  TRACER_DRIVER_FUNCTIONS(X)
 
 namespace {
 
@@ -281,6 +303,7 @@ struct Library {
 constexpr Library kCudnn = {{"libcudnn.so.9", nullptr, nullptr}, CUDNN_STATUS_NOT_INITIALIZED};
 constexpr Library kCublasLt = {{"libcublasLt.so.13", "libcublasLt.so.12", nullptr}, CUBLAS_STATUS_NOT_INITIALIZED};
 constexpr Library kCublas = {{"libcublas.so.13", "libcublas.so.12", nullptr}, CUBLAS_STATUS_NOT_INITIALIZED};
+constexpr Library kCuda = {{"libcuda.so.1", nullptr, nullptr}, CUDA_ERROR_NOT_INITIALIZED};
 
 // Relaxed: each is a tally read after the calls (at exit, or by the thread that made them).
 std::atomic<std::uint64_t> g_counts[kFunctions];
@@ -372,8 +395,12 @@ extern "C" __attribute__((visibility("default"))) std::uint64_t tracer_ns(const 
 
 // {"cudnnSetStream": {"calls": N, "ns": T}, ...}: every function called at least once (those it
 // does not export never are), with "nested_calls" and "nested_ns" when some calls were nested.
+// The variable naming the report: another for a second tracer in the same process (the driver's).
+#ifndef TRACER_REPORT_VARIABLE
+#define TRACER_REPORT_VARIABLE "CUDNN_TRACER_REPORT"
+#endif
 __attribute__((destructor)) static void write_report() {
-  const char* path = std::getenv("CUDNN_TRACER_REPORT");
+  const char* path = std::getenv(TRACER_REPORT_VARIABLE);
   if (path == nullptr || *path == '\0') return;
   FILE* out = std::fopen(path, "w");
   if (out == nullptr) return;
