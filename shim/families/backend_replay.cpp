@@ -17,6 +17,7 @@
 #include "replay/seen_filter.h"
 #include "shim/engine/replay_engine.h"
 #include "shim/engine/replay_thread.h"
+#include "shim/families/replay_call.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/counters.h"
 #include "shim/streams/handle_stream.h"
@@ -107,30 +108,52 @@ std::uint32_t by_value_size(std::int64_t uid) noexcept {
   return 0;
 }
 
-// ---- one execute, as the engine runs it --------------------------------------------------------
+// ---- one execute, as the engine runs it (replay_call.h's adapter) ------------------------------
+
+bool learn_by_value(void* context, const RealSymbols& cuda, HostBytes& e);
+bool same_by_value(void* context, const HostBytes& e);
 
 struct Execute {
+  static constexpr Family kFamily = Family::backend;
+  static constexpr bool kPastGate = false;  // variant_packs.cpp's execute has no gate of the families'
+  static constexpr int kLaunchFailed = CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER;
+  static constexpr auto learn_host_bytes = learn_by_value;
+  static constexpr auto same_host_bytes = same_by_value;
+
+  const void* caller;
   const RealSymbols& cudnn;
   cudnnHandle_t handle;
   cudnnBackendDescriptor_t plan, pack;
+  std::uint64_t pack_instance;  // the pack cache's name for the pack: the key's, not its address
   const packs::PackContents& contents;
-  cudaStream_t program_stream;
+  cudaStream_t program_stream = nullptr;
+
+  std::uint64_t sample() const noexcept {
+    Key key;
+    write_key(key);
+    return key.hash();
+  }
+  cudnnStatus_t direct() const noexcept { return cudnn.cudnnBackendExecute(handle, plan, pack); }
+  bool known(std::uint32_t m, Counter&) noexcept {
+    g_seen_plans.note(plan);  // before any entry of the plan can exist
+    return handle_stream(cudnn, handle, m, program_stream) && cudnn.cudnnSetStream != nullptr;
+  }
+  CUstream stream() const noexcept { return reinterpret_cast<CUstream>(program_stream); }
+  void write_key(Key& key) const noexcept {
+    key.add_pointer(handle);
+    key.add_pointer(plan);
+    key.add(pack_instance);
+  }
+  static int run(void* context, CUstream) { return static_cast<const Execute*>(context)->direct(); }
+  static int enter(void* context, CUstream capture) {
+    const Execute& x = *static_cast<const Execute*>(context);
+    return point_handle_at(x.cudnn, x.handle, capture);
+  }
+  static void leave(void* context) {
+    const Execute& x = *static_cast<const Execute*>(context);
+    point_handle_back(x.cudnn, x.handle, x.program_stream);
+  }
 };
-
-int run(void* context, CUstream) {
-  const Execute& x = *static_cast<const Execute*>(context);
-  return x.cudnn.cudnnBackendExecute(x.handle, x.plan, x.pack);
-}
-
-int enter(void* context, CUstream capture) {
-  const Execute& x = *static_cast<const Execute*>(context);
-  return point_handle_at(x.cudnn, x.handle, capture);
-}
-
-void leave(void* context) {
-  const Execute& x = *static_cast<const Execute*>(context);
-  point_handle_back(x.cudnn, x.handle, x.program_stream);
-}
 
 // The by-value layout of the pack into the entry, with its bytes; false (a refusal) when a host
 // pointer is not a known by-value tensor, or they do not fit.
@@ -191,22 +214,8 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
                                   std::uint64_t pack_instance, const packs::PackContents& contents,
                                   std::uint32_t m) noexcept {
-  Key key;
-  key.add_pointer(handle);
-  key.add_pointer(plan);
-  key.add(pack_instance);
-  const Admitting admitting = admit(Family::backend, [&] { return key.hash(); });
-  if (admitting == Admitting::kDeclined)
-    return run_declined(Family::backend, m, [&] { return cudnn.real.cudnnBackendExecute(handle, plan, pack); });
-  cudaStream_t stream = nullptr;
-  const bool known = handle_stream(cudnn.real, handle, m, stream);
-  Execute x{cudnn.real, handle, plan, pack, contents, stream};
-  const ReplayCall call{Family::backend, caller, reinterpret_cast<CUstream>(stream),
-                        CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER, &x, run, enter, leave, learn_by_value,
-                        same_by_value};
-  if (!known || cudnn.real.cudnnSetStream == nullptr) return static_cast<cudnnStatus_t>(run_direct(call, m));
-  g_seen_plans.note(plan);  // before the insert, so that no entry can exist unseen
-  return static_cast<cudnnStatus_t>(replay(key, call, m, admitting));
+  Execute call{caller, cudnn.real, handle, plan, pack, pack_instance, contents};
+  return static_cast<cudnnStatus_t>(replay_call(call, m));
 }
 
 void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,

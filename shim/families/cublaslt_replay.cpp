@@ -23,6 +23,7 @@
 #include "shim/families/blas.h"
 #include "shim/families/blas_keys.h"
 #include "shim/families/gate.h"
+#include "shim/families/replay_call.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/config.h"
 #include "shim/process/counters.h"
@@ -115,31 +116,6 @@ void add_preference(Key& key, ReplayThread& t, cublasLtMatmulPreference_t prefer
     run.finish(objects, &key.words[key.length - 1], 1, {});
 }
 
-// One matmul, as the engine runs it: the program's arguments, the stream replaced at capture.
-struct Matmul {
-  decltype(RealSymbols::cublasLtMatmul) real;
-  cublasLtHandle_t handle;
-  cublasLtMatmulDesc_t desc;
-  const void *alpha, *a;
-  cublasLtMatrixLayout_t a_desc;
-  const void* b;
-  cublasLtMatrixLayout_t b_desc;
-  const void *beta, *c;
-  cublasLtMatrixLayout_t c_desc;
-  void* d;
-  cublasLtMatrixLayout_t d_desc;
-  const cublasLtMatmulAlgo_t* algo;
-  void* workspace;
-  std::size_t workspace_size;
-  cudaStream_t stream;
-
-  static int run(void* context, CUstream capture) {
-    const Matmul& x = *static_cast<const Matmul*>(context);
-    return x.real(x.handle, x.desc, x.alpha, x.a, x.a_desc, x.b, x.b_desc, x.beta, x.c, x.c_desc, x.d, x.d_desc, x.algo,
-                  x.workspace, x.workspace_size, capture ? reinterpret_cast<cudaStream_t>(capture) : x.stream);
-  }
-};
-
 // alpha and beta as the pointer mode reads them (the mode and the scale type are the matmul
 // descriptor's, whose record the key holds). Two host scales of 4 bytes share a word.
 void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, const void* beta) noexcept {
@@ -173,6 +149,69 @@ void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, c
   }
 }
 
+// One matmul, as the engine runs it (replay_call.h's adapter): the program's arguments, the
+// stream replaced at capture.
+struct Matmul : NoHandleStream, NoHostBytes {
+  static constexpr Family kFamily = Family::lt_matmul;
+  static constexpr bool kPastGate = true;
+  static constexpr int kLaunchFailed = CUBLAS_STATUS_EXECUTION_FAILED;
+
+  const void* caller;
+  const Caller* known_caller;
+  decltype(RealSymbols::cublasLtMatmul) real;
+  cublasLtHandle_t handle;
+  cublasLtMatmulDesc_t desc;
+  const void *alpha, *a;
+  cublasLtMatrixLayout_t a_desc;
+  const void* b;
+  cublasLtMatrixLayout_t b_desc;
+  const void *beta, *c;
+  cublasLtMatrixLayout_t c_desc;
+  void* d;
+  cublasLtMatrixLayout_t d_desc;
+  const cublasLtMatmulAlgo_t* algo;
+  void* workspace;
+  std::size_t workspace_size;
+  cudaStream_t program_stream;
+
+  std::uint64_t sample() const noexcept {
+    replay::SampleHash hash;
+    hash.add(reinterpret_cast<std::uintptr_t>(handle));
+    hash.add(reinterpret_cast<std::uintptr_t>(a));
+    hash.add(reinterpret_cast<std::uintptr_t>(b));
+    hash.add(reinterpret_cast<std::uintptr_t>(c));
+    hash.add(reinterpret_cast<std::uintptr_t>(d));
+    return hash.value();
+  }
+  cublasStatus_t direct() const noexcept { return on(program_stream); }
+  bool known(std::uint32_t, Counter&) const noexcept { return true; }
+  CUstream stream() const noexcept { return reinterpret_cast<CUstream>(program_stream); }
+  static int run(void* context, CUstream capture) {
+    const Matmul& x = *static_cast<const Matmul*>(context);
+    return x.on(capture ? reinterpret_cast<cudaStream_t>(capture) : x.program_stream);
+  }
+  // The key: a descriptor the shim did not see set, or no current context, refuses it.
+  void write_key(Key& key) const noexcept {
+    key.add_pointer(handle);
+    key.add(kMatmul | std::uint64_t{algo != nullptr} << 8);
+    const void* context = current_context(caller, known_caller);
+    key.add_pointer(context);
+    MatmulDescAttributes attributes;
+    if (add_operation(key, replay_thread(), desc, a_desc, b_desc, c_desc, d_desc, attributes))
+      add_scales(key, attributes, alpha, beta);
+    key.add_tensors({a, b, c, d, workspace});
+    if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
+    key.add(workspace_size);
+    if (context == nullptr) key.refuse();
+  }
+
+ private:
+  cublasStatus_t on(cudaStream_t stream) const noexcept {
+    return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace, workspace_size,
+                stream);
+  }
+};
+
 // cuBLASLt's gate (gate.h): the cuBLAS feature.
 constexpr Gate<cublasStatus_t> kGate{mode::kCublas, kDeclinedBlas, CUBLAS_STATUS_NOT_INITIALIZED};
 
@@ -191,39 +230,9 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
           status, kGate, m, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
-  auto sample = [&] {
-    replay::SampleHash hash;
-    hash.add(reinterpret_cast<std::uintptr_t>(handle));
-    hash.add(reinterpret_cast<std::uintptr_t>(a));
-    hash.add(reinterpret_cast<std::uintptr_t>(b));
-    hash.add(reinterpret_cast<std::uintptr_t>(c));
-    hash.add(reinterpret_cast<std::uintptr_t>(d));
-    return hash.value();
-  };
-  const Admitting admitting = (m & mode::kGraphReplay) ? admit<true>(Family::lt_matmul, sample) : Admitting::kDirect;
-  if (admitting == Admitting::kDeclined)
-    return run_declined(Family::lt_matmul, m, [&] {
-      return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
-                  workspace_size, stream);
-    });
-  Matmul x{real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace,
-           workspace_size, stream};
-  const ReplayCall call{Family::lt_matmul, caller, reinterpret_cast<CUstream>(stream), CUBLAS_STATUS_EXECUTION_FAILED,
-                        &x, Matmul::run, nullptr, nullptr, nullptr, nullptr};
-  if (admitting == Admitting::kDirect) return static_cast<cublasStatus_t>(run_direct(call, m));
-  Key key;
-  key.add_pointer(handle);
-  key.add(kMatmul | std::uint64_t{algo != nullptr} << 8);
-  key.add_pointer(current_context(caller, reach.caller));
-  MatmulDescAttributes attributes;
-  if (add_operation(key, replay_thread(), desc, a_desc, b_desc, c_desc, d_desc, attributes))
-    add_scales(key, attributes, alpha, beta);
-  key.add_tensors({a, b, c, d, workspace});
-  if (algo != nullptr) key.add_bytes(algo->data, sizeof algo->data);
-  key.add(workspace_size);
-  if (!key.complete || key.words[2] == 0)
-    return static_cast<cublasStatus_t>(run_direct(call, m, counter_of(Family::lt_matmul, Outcome::kUnknown)));
-  return static_cast<cublasStatus_t>(replay(key, call, m, admitting));
+  Matmul call{{}, {}, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d,
+              d_desc, algo, workspace, workspace_size, stream};
+  return static_cast<cublasStatus_t>(replay_call(call, m));
 }
 
 cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,

@@ -37,26 +37,35 @@ struct Gate {
   Status missing;
 };
 
-// Returns true when the call was answered at the gate, with `status`: a follower copy of the shim
-// passed it to the leading copy (or, when that copy is older than this entry point, to the
-// library); a caller without the library got its "not initialized"; the feature off, or a call that
-// is not the program's own (programs_call), ran as it came, marked a library call. Otherwise the
-// call is the family's to replay (and the process has made a call the report at exit covers).
-// `kOffset` and `kLeader` are the entry point's member of DispatchV1; `known` is the caller's entry
-// that gave `real` (reach_for), or null.
+// What every interposed call of a family does first, a replayed call at its gate as a recorded one:
+// a follower copy of the shim passes the call to the leading copy (or, when that copy is older than
+// this entry point, to the library); a caller without the library gets its "not initialized"
+// (`missing`). True when answered so, with `status`. `kOffset` and `kLeader` are the entry point's
+// member of DispatchV1.
+template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
+__attribute__((always_inline)) inline bool passed_on(Status& status, Status missing, std::uint32_t m,
+                                                   const void* caller, Real real, Args... args) noexcept {
+  if (__builtin_expect(m & mode::kFollower, 0)) {
+    const DispatchV1& lead = leader();
+    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
+    return true;
+  }
+  if (real == nullptr) {
+    status = missing;
+    return true;
+  }
+  return false;
+}
+
+// Returns true when the call was answered at the gate, with `status`: passed on (above); the
+// feature off, or a call that is not the program's own (programs_call), ran as it came, marked a
+// library call. Otherwise the call is the family's to replay (and the process has made a call the
+// report at exit covers). `known` is the caller's entry that gave `real` (reach_for), or null.
 template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
 __attribute__((always_inline)) inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m,
                                                           const void* caller, const Caller* known, Real real,
                                                           Args... args) noexcept {
-  if (__builtin_expect(m & mode::kFollower, 0)) {
-    const DispatchV1& lead = leader();
-    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : gate.missing;
-    return true;
-  }
-  if (real == nullptr) {
-    status = gate.missing;
-    return true;
-  }
+  if (passed_on<kOffset, kLeader>(status, gate.missing, m, caller, real, args...)) return true;
   if (!(m & gate.feature) || !programs_call(caller, gate.declined, known)) {
     if ((m & mode::kCounting) && (m & gate.feature)) count(Counter::library_calls);
     const LibraryCall inside;

@@ -92,25 +92,16 @@ struct RecordedCalls {
     return b != nullptr ? b->real.*kReal : nullptr;
   }
 
-  // What every call does first: a follower passes it to the leading copy (or, when that copy is
-  // older than these entries, to the library), a caller without the library gets its error.
-  // Returns whether the call is done, with its status; `known` is the caller's entry that gave
-  // `real` (reach_for), for programs_call.
+  // What every call does first: passed on as every family's call is (gate.h's passed_on), or, with
+  // the shim disabled, made as it came. Returns whether the call is done, with its status; `known`
+  // is the caller's entry that gave `real` (reach_for), for programs_call.
   template <auto kReal, std::size_t kOffset, auto kLeader, typename... Args>
   static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, const Caller*& known,
                         Args... args) {
     const Reach reach = reach_for(library, caller);
     real = reach.binding.real.*kReal;
     known = reach.caller;
-    if (m & mode::kFollower) {
-      const DispatchV1& lead = leader();
-      status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
-      return true;
-    }
-    if (real == nullptr) {
-      status = missing;
-      return true;
-    }
+    if (passed_on<kOffset, kLeader>(status, missing, m, caller, real, args...)) return true;
     if (m & mode::kDisabled) {
       status = real(args...);
       return true;

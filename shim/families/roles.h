@@ -151,7 +151,7 @@ class KeyWriter {
       : key_(key), scale_words_(scale_words), device_scales_(device_scales) {}
 
   template <typename T>
-  void add(Role role, T value) noexcept {
+  [[gnu::always_inline]] void add(Role role, T value) noexcept {
     using U = std::remove_cv_t<T>;
     if (role == Role::H) return;
     if constexpr (DescriptorOf<U>::kind != DescriptorKind{}) {
@@ -188,7 +188,7 @@ class KeyWriter {
     std::uint32_t typed_size;  // the pointee's size, 0 for a void pointer
   };
 
-  void add_scale(const void* at, std::uint32_t typed_size) noexcept {
+  [[gnu::always_inline]] void add_scale(const void* at, std::uint32_t typed_size) noexcept {
     if (scale_count_ == kMaxScales || at == nullptr) return key_.refuse();
     scales_[scale_count_++] = {at, key_.length, typed_size};
     for (std::uint32_t w = 0; w < scale_words_; ++w) key_.add(0);  // filled in by finish()

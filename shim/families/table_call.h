@@ -25,33 +25,12 @@
 
 #include "shim/engine/replay_engine.h"
 #include "shim/families/gate.h"
+#include "shim/families/replay_call.h"
 #include "shim/families/roles.h"
 #include "shim/libraries/callers.h"
 #include "shim/process/config.h"
 
 namespace cudnn_fastpath::shim {
-
-// One call, as the engine runs it.
-template <typename Adapter, auto kReal, typename Handle, typename... Args>
-struct TableCall {
-  const RealSymbols& real;
-  std::tuple<Args...> arguments;
-  Handle handle;
-  const typename Adapter::State& state;
-
-  static int run(void* context, CUstream) {
-    auto& x = *static_cast<TableCall*>(context);
-    return std::apply(x.real.*kReal, x.arguments);
-  }
-  static int enter(void* context, CUstream capture) {
-    auto& x = *static_cast<TableCall*>(context);
-    return Adapter::enter(x.real, x.handle, x.state, capture);
-  }
-  static void leave(void* context) {
-    auto& x = *static_cast<TableCall*>(context);
-    Adapter::leave(x.real, x.handle, x.state);
-  }
-};
 
 // The words each scaling factor of a row takes: two where one may be 16 bytes (a GEMM's complex
 // double, by its compute type or its pointer's type: cublasZgemm's), else one.
@@ -80,49 +59,78 @@ template <typename T>
   }
 }
 
-// The shim's function for one row (`op` its place in the table, `family` its family's, `kRoles` its
-// roles), over the adapter of its library.
-template <typename Adapter, auto kReal, const auto& kRoles, std::size_t kOffset, auto kLeader, typename... Args,
-          std::size_t... I>
-typename Adapter::Status table_call(Family family, int op, std::index_sequence<I...> indices, const void* caller,
-                                    Args... args) noexcept {
+// One call of a row (`op` its place in the table, `kRoles` its roles), over its library's adapter (`Api`): replay_call.h's adapter.
+template <typename Api, Family kOf, auto kReal, const auto& kRoles, typename... Args>
+struct TableCall : NoHostBytes {
+  using Handle = std::tuple_element_t<0, std::tuple<Args...>>;
+  using Indices = std::index_sequence_for<Args...>;
+  static constexpr Family kFamily = kOf;
+  static constexpr bool kPastGate = true;
+  static constexpr int kLaunchFailed = Api::kLaunchFailed;
+
+  const void* caller;
+  const RealSymbols& real;
+  int op;
+  std::tuple<Args...> arguments;
+  typename Api::State state{};
+
+  Handle handle() const noexcept { return std::get<0>(arguments); }
+  std::uint64_t sample() const noexcept { return sample_of(Indices{}); }
+  int direct() const noexcept { return std::apply(real.*kReal, arguments); }
+  bool known(std::uint32_t m, Counter& refusal) noexcept {
+    return Api::read_state(real, handle(), m, state, kFamily, refusal);
+  }
+  CUstream stream() const noexcept { return Api::stream(state); }
+  // The handle holds the stream: a captured run goes where enter() pointed it.
+  static int run(void* context, CUstream) { return static_cast<const TableCall*>(context)->direct(); }
+  static int enter(void* context, CUstream capture) {
+    const auto& x = *static_cast<const TableCall*>(context);
+    return Api::enter(x.real, x.handle(), x.state, capture);
+  }
+  static void leave(void* context) {
+    const auto& x = *static_cast<const TableCall*>(context);
+    Api::leave(x.real, x.handle(), x.state);
+  }
+  [[gnu::always_inline]] void write_key(Key& key) const noexcept {
+    key.add_pointer(handle());
+    key.add(static_cast<std::uint64_t>(op));
+    Api::add_state(key, state);
+    constexpr std::uint32_t kScaleWords = scale_words<Args...>(kRoles, names_compute_type(kRoles), Indices{});
+    KeyWriter writer{key, kScaleWords, Api::device_scales(state)};
+    write_arguments(writer, Indices{});
+    writer.finish();
+  }
+
+ private:
+  template <std::size_t... I>
+  std::uint64_t sample_of(std::index_sequence<I...>) const noexcept {
+    replay::SampleHash hash;
+    hash.add(reinterpret_cast<std::uintptr_t>(handle()));
+    hash.add(static_cast<std::uint64_t>(op));
+    (add_to_sample(hash, kRoles[I], std::get<I>(arguments)), ...);
+    return hash.value();
+  }
+  template <std::size_t... I>
+  [[gnu::always_inline]] void write_arguments(KeyWriter& writer, std::index_sequence<I...>) const noexcept {
+    (writer.add(kRoles[I], std::get<I>(arguments)), ...);
+  }
+};
+
+// The shim's function for one row: its gate, then the one path of a replayed call (replay_call.h).
+template <typename Api, Family kFamily, auto kReal, const auto& kRoles, std::size_t kOffset, auto kLeader,
+          typename... Args, std::size_t... I>
+typename Api::Status table_call(int op, std::index_sequence<I...>, const void* caller, Args... args) noexcept {
   static_assert(sizeof...(Args) == sizeof kRoles / sizeof kRoles[0], "one role per argument");
   static_assert((fits<Args>(kRoles[I]) && ...), "a role of the table does not fit its argument's type");
   static_assert(kRoles[0] == Role::H, "the handle comes first");
-  constexpr std::uint32_t kScaleWords = scale_words<Args...>(kRoles, names_compute_type(kRoles), indices);
-  using Status = typename Adapter::Status;
+  using Status = typename Api::Status;
   const std::uint32_t m = current_mode();
-  const Reach reach = reach_for(Adapter::kLibrary, caller);
-  const Binding& library = reach.binding;
-  const auto real = library.real.*kReal;
+  const Reach reach = reach_for(Api::kLibrary, caller);
+  const auto real = reach.binding.real.*kReal;
   Status status;
-  if (answered_at_gate<kOffset, kLeader>(status, Adapter::kGate, m, caller, reach.caller, real, args...)) return status;
-  const auto handle = std::get<0>(std::forward_as_tuple(args...));
-  auto sample = [&] {
-    replay::SampleHash hash;
-    hash.add(reinterpret_cast<std::uintptr_t>(handle));
-    hash.add(static_cast<std::uint64_t>(op));
-    (add_to_sample(hash, kRoles[I], args), ...);
-    return hash.value();
-  };
-  const Admitting admitting = (m & mode::kGraphReplay) ? admit<true>(family, sample) : Admitting::kDirect;
-  if (admitting == Admitting::kDeclined) return run_declined(family, m, [&] { return real(args...); });
-  typename Adapter::State state{};
-  Counter refusal = Counter::kCount;
-  const bool known = Adapter::read_state(library.real, handle, m, state, family, refusal);
-  TableCall<Adapter, kReal, decltype(handle), Args...> x{library.real, {args...}, handle, state};
-  const ReplayCall call{family, caller, Adapter::stream(state), Adapter::kLaunchFailed, &x, x.run, x.enter, x.leave,
-                        nullptr, nullptr};
-  if (!known || admitting == Admitting::kDirect) return static_cast<Status>(run_direct(call, m, refusal));
-  Key key;
-  key.add_pointer(handle);
-  key.add(static_cast<std::uint64_t>(op));
-  Adapter::add_state(key, state);
-  KeyWriter writer{key, kScaleWords, Adapter::device_scales(state)};
-  (writer.add(kRoles[I], args), ...);
-  writer.finish();
-  if (!key.complete) return static_cast<Status>(run_direct(call, m, counter_of(family, Outcome::kUnknown)));
-  return static_cast<Status>(replay(key, call, m, admitting));
+  if (answered_at_gate<kOffset, kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
+  TableCall<Api, kFamily, kReal, kRoles, Args...> call{{}, caller, reach.binding.real, op, {args...}};
+  return static_cast<Status>(replay_call(call, m));
 }
 
 // The shim's function of each row of a list of the table (CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS,
@@ -134,10 +142,10 @@ typename Adapter::Status table_call(Family family, int op, std::index_sequence<I
 #define CUDNN_FASTPATH_TABLE_CALL_DEFINITION(Adapter, exported, library, result, function, parameters, arguments,  \
                                              family, role_list)                                                  \
   result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept {                               \
-    return table_call<Adapter, &RealSymbols::exported, kRolesOf_##exported, offsetof(DispatchV1, function),      \
-                      &DispatchV1::function>(Family::family, kOp_##exported,                                     \
-                                             std::make_index_sequence<sizeof kRolesOf_##exported / sizeof(Role)>{}, \
-                                             caller, CUDNN_FASTPATH_EXPAND arguments);                           \
+    return table_call<Adapter, Family::family, &RealSymbols::exported, kRolesOf_##exported,                     \
+                      offsetof(DispatchV1, function), &DispatchV1::function>(                                    \
+        kOp_##exported, std::make_index_sequence<sizeof kRolesOf_##exported / sizeof(Role)>{}, caller,          \
+        CUDNN_FASTPATH_EXPAND arguments);                                                                        \
   }
 
 }  // namespace cudnn_fastpath::shim

@@ -12,7 +12,7 @@ namespace cudnn_fastpath::shim {
 // packs as CUDA graphs, default on; only with the packs), _LEGACY (replay steady calls of cuDNN's
 // legacy API, default on; only with graphs), _CUBLAS (replay cuBLASLt and cuBLAS calls, with
 // graphs, and cache the matmul heuristic's answers; default on), _RELOCATE (point a call shape's
-// graph at a call's own tensors when they moved, default on: shape_replay.h), _DLSYM (answer dlsym
+// graph at a call's own tensors when they moved, default on: shape_cache.h), _DLSYM (answer dlsym
 // lookups of the interposed names with the shim's functions, default on: dlsym_reach.h), _CUDNN and
 // _CUDART (the real libraries, when no loaded one can be found).
 struct Config {

@@ -110,7 +110,7 @@ struct alignas(16) Scalar {
 
 // An 8-byte-or-more buffer whose first word a run reads or writes; 4 KiB aligned, so that its
 // alignment, which a call's shape holds and its relocation checks up to 4 KiB
-// (shim/engine/shape_replay.h, replay/graph_relocation.h), is the same in every run.
+// (shim/engine/shape_cache.h, replay/graph_relocation.h), is the same in every run.
 struct alignas(4096) Buffer {
   std::uint64_t words[2];
   explicit Buffer(std::uint64_t first = 0) : words{first, ~first} {}

@@ -1,4 +1,4 @@
-// Cases of relocation (shim/engine/shape_replay.h): calls of one shape whose tensors move from call to
+// Cases of relocation (shim/engine/shape_cache.h): calls of one shape whose tensors move from call to
 // call, launched as their shape's graph pointed at each call's tensors where that was proven right,
 // by pointer where not. The stubs lay their work out in the kernel style BLAS_SCENARIO_STYLE names
 // (tests/support/moving_tensors.h; plain when unset).

@@ -450,7 +450,7 @@ TEST_CASE("a library's set of a program's descriptor: the record follows it, and
   }
 }
 
-// Watched failing: replay_engine.cpp's launch() without its capturing() test (the shim's graphs
+// Watched failing: graph_launch.h's launch_refusal() without its capturing() test (the shim's graphs
 // launched into the program's capture: launches_into_capture 5, no call reached the libraries).
 TEST_CASE("the program's own capture: its calls reach the libraries, recorded into it, no launch by the shim",
           "[blas]") {
@@ -529,7 +529,7 @@ TEST_CASE("typed GEMMs: steady calls replayed, a training loop's backward comes 
   }
 }
 
-// Watched failing: replay_engine.cpp's launch() without its context test (the other context's
+// Watched failing: graph_launch.h's launch_refusal() without its context test (the other context's
 // calls launched: cuda.launches 5, refused_context 0).
 TEST_CASE("a stream of another context after the capture runs directly, a green context's is never captured",
           "[blas]") {
@@ -727,7 +727,7 @@ TEST_CASE("a training loop's GEMMs, warmed up on more keys than the cache holds,
   }
 }
 
-// Watched failing: replay_engine.cpp's waste_of() weighing an entry never captured as a capture
+// Watched failing: family_facts.cpp's waste_of() weighing an entry never captured as a capture
 // (matmul launches 4320 of 3000 x 9 / 10 x 10: the family backed off).
 TEST_CASE("every other call repeats and the rest never do: at least 90% of the repeating ones are launched",
           "[blas][admission]") {
@@ -744,7 +744,7 @@ TEST_CASE("every other call repeats and the rest never do: at least 90% of the r
   }
 }
 
-// Watched failing: replay_engine.cpp's waste_of() taking one launch as a repaid capture (captures 6000
+// Watched failing: family_facts.cpp's waste_of() taking one launch as a repaid capture (captures 6000
 // of 6000 keys).
 TEST_CASE("a capture counts as capture_cost launches: graphs launched once each make the family stop capturing",
           "[blas][admission]") {
@@ -804,7 +804,7 @@ TEST_CASE("CUDNN_FASTPATH_DLSYM=0: functions taken with dlsym are the library's 
   CHECK(handed["lt.calls"] == 6);
 }
 
-// ---- relocation (shim/engine/shape_replay.h): calls whose tensors move ---------------------------
+// ---- relocation (shim/engine/shape_cache.h): calls whose tensors move ---------------------------
 
 namespace {
 
@@ -850,7 +850,7 @@ void check_relocated(const RelocationPhase& p, long long calls, long long captur
 
 }  // namespace
 
-// Watched failing: shape_replay.cpp's relocate() launching the kept graph without r.apply() (the
+// Watched failing: shape_cache.cpp's relocate() launching the kept graph without r.apply() (the
 // proof's tensors every time: mismatches 196 in fresh, outputs, c_is_d and inputs_alternate, 192 in
 // aligned_pairs, 96 in input_moved); graph_relocation.cpp's prove() taking C and D, one tensor
 // named twice, for two that moved alike (`shared` without its first_tensors test: c_is_d refused
@@ -887,7 +887,7 @@ TEST_CASE("relocation: calls of one shape with new tensors every call launch its
   }
 }
 
-// Watched failing: shape_replay.cpp's shape_of() without the alignment (by_alignment's aligned_pairs
+// Watched failing: shape_cache.cpp's shape_of() without the alignment (by_alignment's aligned_pairs
 // proven on two calls of one kernel and relocated onto the other's: mismatches 98 in each entry
 // point); graph_relocation.cpp's prove() without the rule that every tensor that moved was found
 // (indirect relocated: mismatches 196 in fresh); that and prove() passing over a word no tensor's
@@ -926,7 +926,7 @@ TEST_CASE("relocation in each adversarial kernel style: refused where the graph 
 
 // B alternating between two places 8 GiB apart: each place is a shape of its own (a tensor's high
 // 32 bits are in its shape), in which B stays put and A and D move; every output right. Watched
-// failing: shape_replay.cpp's shape_of() without the high 32 bits (one shape, which the 4 GiB rule
+// failing: shape_cache.cpp's shape_of() without the high 32 bits (one shape, which the 4 GiB rule
 // refuses: relocations_proven 0, relocated 0). Before the high bits were in the shape (the landed
 // shim of issue 47), graph_relocation.cpp's prove() without the 4 GiB rule took the word of B's high
 // half for one of A's (relocated 16, mismatches 16).
@@ -1004,7 +1004,7 @@ TEST_CASE("relocation: a memset node captured on a stream of another context is 
   }
 }
 
-// Watched failing: shape_replay.cpp's give_up() charging nothing (the shape's captures weigh nothing
+// Watched failing: shape_cache.cpp's give_up() charging nothing (the shape's captures weigh nothing
 // once its graph is gone: declined 0, captures 80, every shape refused).
 TEST_CASE("relocation: shapes given up weigh their captures against the family's admission, which backs off",
           "[blas][relocation][admission]") {
@@ -1021,7 +1021,7 @@ TEST_CASE("relocation: shapes given up weigh their captures against the family's
   }
 }
 
-// Watched failing: replay_engine.cpp's capture_stream() leaving the stream it replaces to the driver
+// Watched failing: graph_launch.cpp's capture_stream() leaving the stream it replaces to the driver
 // (streams.live 60 for 72 captures: a stream made at nearly every capture).
 TEST_CASE("capture streams: one thread capturing in six contexts keeps four streams, destroying the oldest",
           "[blas]") {
@@ -1035,7 +1035,7 @@ TEST_CASE("capture streams: one thread capturing in six contexts keeps four stre
   }
 }
 
-// Watched failing: shape_replay.cpp's shape_of() without the stream (one shape: relocations_proven 1).
+// Watched failing: shape_cache.cpp's shape_of() without the stream (one shape: relocations_proven 1).
 TEST_CASE("relocation: the same calls on two streams in turn are two shapes, each relocated", "[blas][relocation]") {
   for (const char* mode : kModes) {
     INFO("mode " << mode);
@@ -1048,7 +1048,7 @@ TEST_CASE("relocation: the same calls on two streams in turn are two shapes, eac
   }
 }
 
-// Watched failing: shape_replay.cpp's replay_by_shape() without its test of the program's capture
+// Watched failing: shape_cache.cpp's replay_by_shape() without its test of the program's capture
 // (the relocated graphs launched into it: during.cuda.launches_into_capture 5, during.shim.relocated
 // 5, during.lt.calls and blas.calls 0).
 TEST_CASE("relocation: a proven shape's calls while the program captures its own graph reach the libraries, recorded "
@@ -1077,7 +1077,7 @@ TEST_CASE("relocation: a proven shape's calls while the program captures its own
   }
 }
 
-// Watched failing: shape_replay.cpp's relocate() taking a verify mismatch for a match (`if (!same)`
+// Watched failing: shape_cache.cpp's relocate() taking a verify mismatch for a match (`if (!same)`
 // made `if (!same && false)`: after.shim.relocation_mismatches 0, after.shim.relocated 20,
 // mismatches 40, no line).
 TEST_CASE("relocation, verify mode: relocated calls compared with fresh captures, a library that changes its kernels "

@@ -112,7 +112,7 @@ struct World {
   std::size_t sizes[2] = {64, 128};
   std::uint64_t output_before = 0;  // what clear_outputs() leaves in each output (no digest is 0)
   // 256-byte aligned (the World with them): a buffer's alignment, which a call's shape holds
-  // (shim/engine/shape_replay.h), is the same in every run, wherever the heap puts the World.
+  // (shim/engine/shape_cache.h), is the same in every run, wherever the heap puts the World.
   alignas(256) std::uint64_t in_data[8][2]{};
   alignas(256) std::uint64_t spare_in_data[8][2]{};
   alignas(256) std::uint64_t out_data[6][2]{};
@@ -151,7 +151,7 @@ constexpr const char* kFamilyNames[3] = {"legacy_bn", "legacy_conv", "legacy_ten
 constexpr const char* kOutcomes[9] = {"direct",           "captured",         "launches",
                                       "refused_capturing", "refused_context", "refused_failed",
                                       "refused_full",      "unknown",         "declined"};
-// The shim's relocation counters (shim/engine/shape_replay.h), for every family at once.
+// The shim's relocation counters (shim/engine/shape_cache.h), for every family at once.
 constexpr const char* kRelocationCounters[] = {"relocated",           "relocation_updates",    "relocations_proven",
                                                "relocations_refused", "relocation_mismatches", "relocation_checks"};
 constexpr int kRelocationCounterCount = sizeof kRelocationCounters / sizeof kRelocationCounters[0];

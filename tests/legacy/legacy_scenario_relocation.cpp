@@ -1,4 +1,4 @@
-// Relocation (shim/engine/shape_replay.h) of the batch norms: calls whose tensors move every call,
+// Relocation (shim/engine/shape_cache.h) of the batch norms: calls whose tensors move every call,
 // launched as their shape's graph pointed at each call's tensors where that was proven right, in
 // the stub's kernel style LEGACY_SCENARIO_STYLE names (tests/support/moving_tensors.h; plain when
 // unset).

@@ -544,7 +544,7 @@ TEST_CASE("statistics: the legacy families' counts in the JSON file and in the s
   CHECK(count_lines_containing(lines.process.err, "tensor op replay: 32 direct, 16 captured, 128 launches") == 1);
 }
 
-// Watched failing: shape_replay.cpp's relocate() launching the kept graph without apply() (plain,
+// Watched failing: shape_cache.cpp's relocate() launching the kept graph without apply() (plain,
 // by_alignment, memset, two_kernels: mismatches 192 per op); shape_of() without the alignment
 // (by_alignment: mismatches 98 per op); graph_relocation.cpp's prove() without the rule that every
 // tensor that moved was found (indirect: mismatches 192 per op), that and prove() passing over a

@@ -1,5 +1,5 @@
 // For scenario programs whose calls' tensors move from call to call (the shim's relocation:
-// shim/engine/shape_replay.h): memory for such tensors, and the stubs' kernel style a run asks for.
+// shim/engine/shape_cache.h): memory for such tensors, and the stubs' kernel style a run asks for.
 #pragma once
 
 #include <sys/mman.h>

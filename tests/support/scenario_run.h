@@ -15,7 +15,7 @@ namespace cudnn_fastpath::test {
 inline const char* const kGlobalScopeModes[] = {"linked", "global", "local"};
 
 // A run whose shim replays calls only with the tensors they were captured with (no graph of a
-// call's shape pointed at another call's tensors: shim/engine/shape_replay.h): the cases that count
+// call's shape pointed at another call's tensors: shim/engine/shape_cache.h): the cases that count
 // exactly what reaches the stubs when each argument of a call changes in turn run this way, and
 // once more with relocation on for their outputs alone.
 inline const EnvChange kByPointerOnly{"CUDNN_FASTPATH_RELOCATE", "0"};

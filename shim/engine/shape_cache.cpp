@@ -1,5 +1,5 @@
-// Replay by call shape (shape_replay.h).
-#include "shim/engine/shape_replay.h"
+// Replay by call shape (shape_cache.h).
+#include "shim/engine/shape_cache.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -7,9 +7,9 @@
 
 #include "replay/graph_capture.h"
 #include "replay/graph_relocation.h"
-#include "shim/engine/engine_parts.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/config.h"
+#include "shim/process/lifecycle.h"
 #include "shim/process/log.h"
 
 namespace cudnn_fastpath::shim {
@@ -27,6 +27,13 @@ static_assert(Key::kMaxTensors == kMaxTensors, "a key marks as many tensors as a
 constexpr std::uint8_t kMaxAmbiguous = 3;
 
 GraphCache g_shapes[kFamilies];
+
+// In a forked child only the forking thread exists: its shapes' graphs are the parent's (dropped,
+// never destroyed). Registered before the first shape is captured.
+void forget_shapes_in_child() {
+  for (GraphCache& cache : g_shapes) cache.forget_in_child();
+}
+ForkChildReset g_fork_reset{forget_shapes_in_child};
 
 // What a shape's entry keeps besides its executable graph (Entry::extra, malloc'd): the graph it
 // came from (its nodes are what relocation updates), and either the first capture's nodes and
@@ -131,15 +138,7 @@ struct Held {
   bool counting() const { return (m & mode::kCounting) != 0; }
 
   // Launches `exec` for the call; `again`: the shape's graph launched again (the rule's hit).
-  int launch(CUgraphExec exec, bool again) {
-    if (!replay::launch_graph(driver(), exec, call.stream)) return call.launch_failed;
-    if (again) {
-      e.note_launch();
-      t.admissions.hit(admitted_of(call.family));
-    }
-    count_outcome(m, call.family, Outcome::kLaunch);
-    return 0;
-  }
+  int launch(CUgraphExec exec, bool again) { return shim::launch(driver(), exec, call, m, t, again ? &e : nullptr); }
 
   // A capture of the call, its graph kept and read; false (and nothing kept) when either failed.
   bool capture(replay::Captured& captured, GraphCopy*& copy) {
@@ -161,6 +160,7 @@ struct Held {
 
 // The first capture of a shape: kept, with its nodes and tensors, for the proof.
 bool learn_first(Held& h, int& status) {
+  g_fork_reset.register_once();  // before the first shape's graph exists
   Shape* s = new_shape();
   replay::Captured captured;
   if (s == nullptr || !h.capture(captured, s->first)) {
@@ -339,7 +339,7 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       break;
     case Phase::kReady:
       if (!replay::in_context(binding->real, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))))
-        break;
+        break;  // (the program's capture was ruled out above)
       if (!e.begin_capture(Phase::kReady)) break;  // another thread holds it: by pointer
       if (h.shape()->relocation != nullptr) {
         taken = relocate(h, status);
@@ -369,10 +369,6 @@ void forget_shapes_of_handle(Family family, std::uint64_t handle) noexcept {
 void forget_all_shapes(Family family) noexcept {
   g_shapes[static_cast<int>(family)].forget_if([](const GraphCache::StoredKey&) { return true; },
                                                [](const Released& r) { destroy_shape(r); });
-}
-
-void forget_shapes_in_child() noexcept {
-  for (GraphCache& cache : g_shapes) cache.forget_in_child();
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -28,7 +28,7 @@
 
 #include <cstdint>
 
-#include "shim/engine/replay_engine.h"
+#include "shim/engine/graph_launch.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -38,10 +38,9 @@ namespace cudnn_fastpath::shim {
 bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
                      int& status) noexcept;
 
-// Forgets the shapes of every family of `family`... as replay_engine.h's forget rules: those whose
-// key starts with `handle` word; every one (the feature switched off, `all`); a forked child's.
+// Forgets the shapes of `family`, as replay_engine.h's forget rules do its graphs: those whose key
+// starts with `handle`'s word; every one (the feature switched off). A forked child's are dropped.
 void forget_shapes_of_handle(Family family, std::uint64_t handle) noexcept;
 void forget_all_shapes(Family family) noexcept;
-void forget_shapes_in_child() noexcept;
 
 }  // namespace cudnn_fastpath::shim
