@@ -52,6 +52,7 @@ struct Released {
   std::uint8_t launches = 0;
   bool entry = false;
   void* extra = nullptr;  // what the caller kept with the graph (Entry::extra), for it to free
+  bool relocated = false;  // its calls went to their shape's graph (Entry::relocated)
 };
 
 template <typename Key, std::size_t Sets, std::size_t Ways>
@@ -79,6 +80,9 @@ class GraphCache {
     std::atomic<std::uint8_t> recently_used{0};
     std::atomic<std::uint8_t> by_value_count{0};
     std::atomic<std::uint8_t> launches{0};  // launched again since its capture, up to 255
+    // Its calls were launched as their shape's graph, pointed at their tensors (the shim's shape
+    // cache): counted, never wasted. Relaxed, as `executes`.
+    std::atomic<bool> relocated{false};
     std::atomic<void*> graph{nullptr};
     std::atomic<void*> context{nullptr};
     std::atomic<std::uintptr_t> library{0};  // what made `graph` (the caller destroys with it)
@@ -195,7 +199,7 @@ class GraphCache {
       // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
       evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
                  e.launches.load(std::memory_order_relaxed), references == 1,
-                 e.extra.exchange(nullptr, std::memory_order_relaxed)};
+                 e.extra.exchange(nullptr, std::memory_order_relaxed), e.relocated.load(std::memory_order_relaxed)};
       return fill(i, hash, key);
     }
     return {};
@@ -309,6 +313,7 @@ class GraphCache {
     e.executes.store(0, std::memory_order_relaxed);
     e.phase.store(Phase::kCounting, std::memory_order_relaxed);
     e.recaptures.store(0, std::memory_order_relaxed);
+    e.relocated.store(false, std::memory_order_relaxed);
     e.by_value_count.store(0, std::memory_order_relaxed);
     e.graph.store(nullptr, std::memory_order_relaxed);
     e.extra.store(nullptr, std::memory_order_relaxed);
@@ -326,7 +331,8 @@ class GraphCache {
   // its graph goes to the caller.
   Released free_entry(Entry& e, std::uint64_t word) noexcept {
     const Released r{e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),
-                     e.launches.load(std::memory_order_relaxed), false, e.extra.exchange(nullptr, std::memory_order_relaxed)};
+                     e.launches.load(std::memory_order_relaxed), false, e.extra.exchange(nullptr, std::memory_order_relaxed),
+                     e.relocated.load(std::memory_order_relaxed)};
     tags_[&e - entries_].store(0, std::memory_order_relaxed);
     // Release: the graph taken above happens before a later claim of this entry.
     e.word.store(static_cast<std::uint64_t>(generation_of(word) + 1) << 32, std::memory_order_release);

@@ -182,77 +182,84 @@ std::uint64_t Relocation::word_at(const NodeCopy& n, std::uint16_t offset) noexc
   return word;
 }
 
+namespace {
+
+// Whether two graphs have the same nodes, each of the same kind and kernel (launch, argument
+// layout): what the proof requires, and what resolve() requires of a fresh capture.
+bool same_structure(const GraphCopy& a, const GraphCopy& b) noexcept {
+  if (a.count != b.count) return false;
+  for (int k = 0; k < a.count; ++k) {
+    const NodeCopy& x = a.nodes[k];
+    const NodeCopy& y = b.nodes[k];
+    if (x.type != y.type) return false;
+    if (x.type == CU_GRAPH_NODE_TYPE_MEMSET) {
+      if (!same_memset_but_destination(x.memset, y.memset)) return false;
+      continue;
+    }
+    if (!same_launch(x.kernel, y.kernel) || x.size != y.size || x.packed != y.packed || x.params != y.params ||
+        std::memcmp(x.offsets, y.offsets, sizeof x.offsets) != 0)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first_tensors, GraphCopy* second,
                               const std::uint64_t* second_tensors, int count, const char** why,
                               bool* ambiguous) noexcept {
   *ambiguous = false;
   if (count < 1 || count > kMaxTensors) return *why = "too many tensors", nullptr;
-  if (first.count != second->count) return *why = "captures of another shape", nullptr;
-  // Each tensor's move, and whether another tensor (not the same one named twice) moved alike.
+  if (!same_structure(first, *second)) return *why = "captures of another shape (nodes or kernels)", nullptr;
   std::uint64_t move[kMaxTensors];
-  bool moved[kMaxTensors], shared[kMaxTensors];
+  std::uint32_t moved = 0;
   for (int i = 0; i < count; ++i) {
     move[i] = second_tensors[i] - first_tensors[i];
-    moved[i] = move[i] != 0;
-    shared[i] = false;
+    if (move[i] != 0) moved |= std::uint32_t{1} << i;
   }
-  for (int i = 0; i < count; ++i)
-    for (int j = 0; j < count; ++j)
-      if (i != j && moved[i] && move[i] == move[j] && first_tensors[i] != first_tensors[j]) shared[i] = true;
 
   void* memory = std::calloc(1, sizeof(Relocation));
   if (memory == nullptr) return *why = "no memory", nullptr;
   Relocation* r = new (memory) Relocation;
   r->count_ = count;
-  std::uint32_t found = 0;
-  bool ambiguity = false;
   auto refuse = [&](const char* reason) {
     *why = reason;
     destroy(r);
     return nullptr;
   };
-  // A differing word: the one tensor it follows, or -1.
-  auto follower = [&](std::uint64_t a, std::uint64_t b) {
-    int who = -1;
-    for (int i = 0; i < count; ++i) {
-      if (!moved[i] || b - a != move[i] || a - first_tensors[i] >= kMaxOffset) continue;
-      if (who >= 0 && first_tensors[who] != first_tensors[i]) ambiguity = true;  // two tensors moved alike
-      if (who < 0) who = i;
-    }
-    if (who >= 0 && shared[who]) ambiguity = true;
+  // A differing word: the tensors it may follow (moved by exactly its move, the word at or above
+  // each one's address and less than kMaxOffset from it), a bit each.
+  auto candidates = [&](std::uint64_t a, std::uint64_t b) {
+    std::uint32_t who = 0;
+    for (int i = 0; i < count; ++i)
+      if (((moved >> i) & 1) && b - a == move[i] && a - first_tensors[i] < kMaxOffset) who |= std::uint32_t{1} << i;
     return who;
   };
   // A word both captures agree on that is a moved tensor's address shifted right (in the whole word
   // or in either half): it would not follow the tensor (graph_relocation.h).
   auto derived = [&](std::uint64_t word) {
     for (int i = 0; i < count; ++i) {
-      if (!moved[i]) continue;
+      if (!((moved >> i) & 1)) continue;
       for (const std::uint64_t value : {word, word & 0xFFFFFFFFu, word >> 32})
         if (shifted_address(value, first_tensors[i]) && shifted_address(value, second_tensors[i])) return true;
     }
     return false;
   };
-  auto note = [&](int node, int tensor, std::uint16_t offset, std::uint64_t word) {
+  auto note = [&](int node, std::uint32_t who, std::uint16_t offset, std::uint64_t word) {
     if (r->patches_ == kMaxPatches) return false;
-    r->patch_[r->patches_++] = {static_cast<std::uint8_t>(node), static_cast<std::uint8_t>(tensor), offset, word};
-    found |= std::uint32_t{1} << tensor;
+    r->patch_[r->patches_++] = {static_cast<std::uint8_t>(node), static_cast<std::uint16_t>(who), offset, word};
     return true;
   };
   for (int k = 0; k < first.count; ++k) {
     const NodeCopy& a = first.nodes[k];
     const NodeCopy& b = second->nodes[k];
-    if (a.type != b.type) return refuse("captures of another shape");
     if (a.type == CU_GRAPH_NODE_TYPE_MEMSET) {
-      if (!same_memset_but_destination(a.memset, b.memset)) return refuse("a memset that changed");
       if (a.memset.dst == b.memset.dst) continue;
-      const int who = follower(a.memset.dst, b.memset.dst);
-      if (who < 0) return ambiguity ? (*ambiguous = true, refuse("tensors that moved alike")) : refuse("a memset no tensor's move explains");
+      const std::uint32_t who = candidates(a.memset.dst, b.memset.dst);
+      if (who == 0) return refuse("a memset no tensor's move explains");
       if (!note(k, who, kMemsetDestination, b.memset.dst)) return refuse("too many pointer words");
       continue;
     }
-    if (!same_launch(a.kernel, b.kernel) || a.size != b.size || a.packed != b.packed || a.params != b.params ||
-        std::memcmp(a.offsets, b.offsets, sizeof a.offsets) != 0)
-      return refuse("kernels of another shape");
     // Word by word: 8-byte words at 8-byte offsets; a tail shorter than a word must not differ.
     std::uint32_t offset = 0;
     for (; offset + 8 <= a.size; offset += 8) {
@@ -262,9 +269,8 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
         if (derived(wa)) return *ambiguous = true, refuse("a tensor's address shifted right, the same in both captures");
         continue;
       }
-      const int who = follower(wa, wb);
-      if (who < 0)
-        return ambiguity ? (*ambiguous = true, refuse("tensors that moved alike")) : refuse("an argument no tensor's move explains");
+      const std::uint32_t who = candidates(wa, wb);
+      if (who == 0) return refuse("an argument no tensor's move explains");
       if (!note(k, who, static_cast<std::uint16_t>(offset), wb)) return refuse("too many pointer words");
     }
     if (std::memcmp(a.bytes + offset, b.bytes + offset, a.size - offset) != 0)
@@ -273,23 +279,54 @@ Relocation* Relocation::prove(const GraphCopy& first, const std::uint64_t* first
     std::memcpy(&tail, a.bytes + offset, a.size - offset);
     if (derived(tail)) return *ambiguous = true, refuse("a tensor's address shifted right, the same in both captures");
   }
-  if (ambiguity) return *ambiguous = true, refuse("tensors that moved alike");
-  // A tensor that moved and was found nowhere is read through device memory. One named twice is
-  // found through its twin.
-  for (int i = 0; i < count; ++i) {
-    if (!moved[i]) continue;
-    bool seen = (found >> i) & 1;
-    for (int j = 0; j < count && !seen; ++j) seen = ((found >> j) & 1) && first_tensors[j] == first_tensors[i];
-    if (!seen) return refuse("a tensor that moved while no argument did (read through device memory)");
-    r->proven_ |= std::uint32_t{1} << i;
-  }
   r->graph_ = second;
+  r->moved_ = moved;
   for (int i = 0; i < count; ++i) {
-    r->base_[i] = r->current_[i] = second_tensors[i];
+    r->base_[i] = second_tensors[i];
+    r->twin_[i] = std::uint32_t{1} << i;
+    for (int j = 0; j < count; ++j)  // a tensor named twice is found through its twin
+      if (first_tensors[j] == first_tensors[i] && second_tensors[j] == second_tensors[i]) r->twin_[i] |= std::uint32_t{1} << j;
     const int a = alignment_of(first_tensors[i]), b = alignment_of(second_tensors[i]);
     r->aligned_[i] = bits(a < b ? a : b, a < b ? b : a);
   }
+  if (!r->every_moved_tensor_followed()) {
+    r->graph_ = nullptr;  // the caller's still
+    return refuse("a tensor that moved while no argument did (read through device memory)");
+  }
+  r->proven_ = moved;
   return r;
+}
+
+bool Relocation::every_moved_tensor_followed() const noexcept {
+  std::uint32_t followed = 0;
+  for (int p = 0; p < patches_; ++p) followed |= patch_[p].candidates;
+  for (int i = 0; i < count_; ++i)
+    if (((moved_ >> i) & 1) && !(followed & twin_[i])) return false;
+  return true;
+}
+
+bool Relocation::unresolved(const std::uint64_t* tensors) const noexcept {
+  std::uint64_t move;
+  for (int p = 0; p < patches_; ++p)
+    if ((patch_[p].candidates & (patch_[p].candidates - 1)) != 0 && !move_of(patch_[p], tensors, move)) return true;
+  return false;
+}
+
+bool Relocation::resolve(const GraphCopy& fresh, const std::uint64_t* tensors) noexcept {
+  if (!same_structure(*graph_, fresh)) return true;  // another kernel: no verdict on the words
+  for (int p = 0; p < patches_; ++p) {
+    Patch& patch = patch_[p];
+    if ((patch.candidates & (patch.candidates - 1)) == 0) continue;
+    const std::uint64_t seen = word_at(fresh.nodes[patch.node], patch.offset);
+    std::uint32_t agree = 0;
+    for (std::uint32_t left = patch.candidates; left != 0; left &= left - 1) {
+      const int i = __builtin_ctz(left);
+      if (patch.word + (tensors[i] - base_[i]) == seen) agree |= std::uint32_t{1} << i;
+    }
+    if (agree == 0) return false;
+    patch.candidates = static_cast<std::uint16_t>(agree);
+  }
+  return every_moved_tensor_followed();
 }
 
 std::uint32_t Relocation::unproven_alignments(const std::uint64_t* tensors, std::uint32_t* refused) const noexcept {
@@ -329,20 +366,25 @@ void Relocation::destroy(Relocation* relocation) noexcept {
 Relocation::Applied Relocation::apply(const GraphDriver& driver, CUgraphExec exec,
                                       const std::uint64_t* tensors) noexcept {
   // A word whose high half would change is no plain pointer's for certain (a 32-bit field beside
-  // another would take the carry): nothing is changed, the call goes by pointer.
-  for (int p = 0; p < patches_; ++p)
-    if ((relocated(patch_[p], tensors) ^ patch_[p].word) >> 32 != 0) return Applied::kDeclined;
+  // another would take the carry), and a word whose candidates moved apart follows one of them, not
+  // known which: nothing is changed, the call goes by pointer.
+  std::uint64_t words[kMaxPatches];
+  for (int p = 0; p < patches_; ++p) {
+    std::uint64_t move;
+    if (!move_of(patch_[p], tensors, move)) return Applied::kDeclined;
+    words[p] = patch_[p].word + move;
+    if ((words[p] ^ patch_[p].word) >> 32 != 0) return Applied::kDeclined;
+  }
   bool dirty[kMaxNodes] = {};
   for (int p = 0; p < patches_; ++p) {
     const Patch& patch = patch_[p];
-    if (tensors[patch.tensor] == current_[patch.tensor]) continue;
     NodeCopy& n = graph_->nodes[patch.node];
-    const std::uint64_t word = relocated(patch, tensors);
+    const std::uint64_t word = words[p];
+    if (word == (patch.offset == kMemsetDestination ? n.memset.dst : word_at(n, patch.offset))) continue;
     if (patch.offset == kMemsetDestination) n.memset.dst = word;
     else std::memcpy(n.bytes + patch.offset, &word, 8);
     dirty[patch.node] = true;
   }
-  for (int i = 0; i < count_; ++i) current_[i] = tensors[i];
   for (int k = 0; k < graph_->count; ++k) {
     if (!dirty[k]) continue;
     if (!set_node(driver, exec, graph_->nodes[k])) return Applied::kFailed;

@@ -5,14 +5,18 @@
 // The proof. The same call shape is captured twice, with tensors that moved between the two, and
 // every node's arguments are read back. The graphs must have the same nodes, each a kernel (the same
 // function, launch dimensions and argument layout) or a 1-D memset. Every 8-byte argument word (and
-// memset destination) that differs between the two must be one tensor's move: word2 - word1 is the
-// move of exactly one of the call's tensors, a move no other tensor of the call shares, and the word
-// is that tensor's address plus the same offset in both (less than 4 GiB away: a pointer split into
-// halves, or packed with another field, is not a pointer word). Nothing else may differ. Every
-// tensor that moved must have been found in at least one word: a tensor that moved while no word
-// changed is read through device memory, and a graph that does that is never relocated. A tensor
-// that did not move is unproven: the graph is good for calls whose unproven tensors are where they
-// were (the caller keeps them in the key). A tensor named twice (C == D) is one tensor.
+// memset destination) that differs between the two must follow a tensor: word2 - word1 is that
+// tensor's move, and the word is its address plus the same offset in both (at or above the address,
+// less than 4 GiB away: a pointer split into halves, or packed with another field, is not a pointer
+// word). Nothing else may differ. Tensors that moved alike (a fresh input and a fresh output that
+// the allocator placed one after the other, call after call) may each explain a word: the word keeps
+// them all as its candidates. A call in which a word's candidates moved alike again is relocated
+// whichever it follows; one in which they moved apart is checked against a fresh capture, which
+// tells which the word follows (resolve()). Every tensor that moved must be a candidate of at least
+// one word: a tensor that moved while no word changed is read through device memory, and a graph
+// that does that is never relocated. A tensor that did not move is unproven: the graph is good for
+// calls whose unproven tensors are where they were (the caller keeps them in the key). A tensor
+// named twice (C == D) is one tensor.
 //
 // What two captures cannot show. A value derived from a tensor's address that both captures agree
 // on looks like a constant: the high half of an address that stayed inside one 4 GiB region, the
@@ -81,8 +85,8 @@ class Relocation {
  public:
   // The tensors' addresses as the call names them (`count` of them, up to kMaxTensors), for both
   // captures: `first` and `second` (the graph kept, whose copy becomes the relocation's own: the
-  // caller gives it up). Null, with `why`, when the rules above refuse it; `ambiguous` when the only
-  // trouble was two tensors that moved by the same amount (another pair of captures may prove it).
+  // caller gives it up). Null, with `why`, when the rules above refuse it; `ambiguous` when another
+  // pair of captures may prove it (a moved tensor's granule index the two agreed on).
   static Relocation* prove(const GraphCopy& first, const std::uint64_t* first_tensors, GraphCopy* second,
                            const std::uint64_t* second_tensors, int count, const char** why,
                            bool* ambiguous) noexcept;
@@ -102,10 +106,20 @@ class Relocation {
   // A fresh capture at `tensors` did not: the alignments of the tensors in `mask` are refused.
   void refuse_alignments(const std::uint64_t* tensors, std::uint32_t mask) noexcept;
 
+  // Whether a call at `tensors` needs a fresh capture to tell which of a word's candidates it
+  // follows (they moved apart): resolve() first.
+  bool unresolved(const std::uint64_t* tensors) const noexcept;
+  // Narrows each word's candidates to those a fresh capture of the call at `tensors` agrees with.
+  // False when that leaves a word with none, or a tensor that moved in the proof in no word's: the
+  // relocation is wrong (the caller gives the shape up). A fresh graph of other nodes or kernels
+  // (chosen by an alignment) resolves nothing and is no verdict: true, and matches() says.
+  bool resolve(const GraphCopy& fresh, const std::uint64_t* tensors) noexcept;
+
   // Points `exec` (instantiated from the second capture's graph) at `tensors`: the argument words of
   // every node that changes from what `exec` holds now are rewritten, and the node set again.
-  // kDeclined, nothing changed: a word's high 32 bits would change (the call goes by pointer).
-  // kFailed: the driver refused an update; `exec` is then in an unknown state (destroy it).
+  // kDeclined, nothing changed: a word's high 32 bits would change, or its candidates moved apart
+  // and are unresolved (the call goes by pointer). kFailed: the driver refused an update; `exec` is
+  // then in an unknown state (destroy it).
   enum class Applied { kApplied, kDeclined, kFailed };
   Applied apply(const GraphDriver& driver, CUgraphExec exec, const std::uint64_t* tensors) noexcept;
 
@@ -130,26 +144,42 @@ class Relocation {
  private:
   struct Patch {
     std::uint8_t node;
-    std::uint8_t tensor;
-    std::uint16_t offset;  // in the node's argument bytes; memset: 0xFFFF, its destination
-    std::uint64_t word;    // at the base tensors
+    std::uint16_t candidates;  // the tensors the word may follow, a bit each (one, once resolved)
+    std::uint16_t offset;      // in the node's argument bytes; memset: 0xFFFF, its destination
+    std::uint64_t word;        // at the base tensors
   };
+  static_assert(kMaxTensors <= 16, "a patch's candidates are 16 bits");
   static constexpr int kMaxPatches = 64;
 
   GraphCopy* graph_ = nullptr;                 // the kept graph's nodes, as they are in `exec` now
   std::uint64_t base_[kMaxTensors] = {};       // the tensors the patches' words are for
-  std::uint64_t current_[kMaxTensors] = {};    // the tensors `exec` points at now
+  std::uint32_t twin_[kMaxTensors] = {};       // each tensor with those named at its address in both captures
   std::uint64_t aligned_[kMaxTensors] = {};    // each tensor's proven alignments: bit z for z trailing zeros
   std::uint64_t misaligned_[kMaxTensors] = {};  // and those a check refused
   int count_ = 0;
+  std::uint32_t moved_ = 0;  // the tensors that moved between the proof's captures
   std::uint32_t proven_ = 0;
   int patches_ = 0;
   Patch patch_[kMaxPatches];
   std::uint64_t updates_ = 0;
 
   static std::uint64_t word_at(const NodeCopy& n, std::uint16_t offset) noexcept;
+  bool every_moved_tensor_followed() const noexcept;
+  // A patch's word at `tensors`, by its first candidate (verify mode's expectation).
   std::uint64_t relocated(const Patch& p, const std::uint64_t* tensors) const noexcept {
-    return p.word + (tensors[p.tensor] - base_[p.tensor]);
+    const int i = __builtin_ctz(p.candidates);
+    return p.word + (tensors[i] - base_[i]);
+  }
+  // The move of a patch's candidates from the base tensors to `tensors`; false when they moved apart.
+  bool move_of(const Patch& p, const std::uint64_t* tensors, std::uint64_t& move) const noexcept {
+    std::uint32_t left = p.candidates;
+    const int first = __builtin_ctz(left);
+    move = tensors[first] - base_[first];
+    for (left &= left - 1; left != 0; left &= left - 1) {
+      const int i = __builtin_ctz(left);
+      if (tensors[i] - base_[i] != move) return false;
+    }
+    return true;
   }
 };
 

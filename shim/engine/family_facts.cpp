@@ -9,6 +9,7 @@ HandleOwner handle_owner_of(Family family) noexcept { return kFacts[static_cast<
 
 unsigned waste_of(Family family, const replay::Released& r) noexcept {
   const unsigned cost = kFacts[static_cast<int>(family)].capture_cost;
+  if (r.relocated) return 0;  // its calls were relocated: it was the shape's to repay
   if (r.graph == nullptr) return 1;
   return r.launches >= cost ? 0 : 2 * cost;
 }

@@ -89,8 +89,9 @@ HandleOwner handle_owner_of(Family family) noexcept;
 
 // What an entry the cache let go of costs the admission rule, in wastes (a launch again, its hit,
 // weighs two: replay/admission.h): none when its graph was launched again at least as often as a
-// capture of its family costs; one for an entry never captured (a key seen once or twice); twice the
-// capture's cost for a graph launched fewer times (a capture counts as capture_cost launches).
+// capture of its family costs, or when its calls were relocated (its shape's graph repaid them);
+// one for an entry never captured (a key seen once or twice); twice the capture's cost for a graph
+// launched fewer times (a capture counts as capture_cost launches).
 unsigned waste_of(Family family, const replay::Released& released) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -43,6 +43,9 @@ struct ReplayCall {
   // every launch (a change re-captures, a few times, then runs direct for good).
   bool (*learn_host_bytes)(void* context, const RealSymbols& cuda, HostBytes& entry);
   bool (*same_host_bytes)(void* context, const HostBytes& entry);
+  // The hash of what the call's key holds besides its tensors (admit()'s shape sample), asked only
+  // when its shape's graph took the call.
+  std::uint64_t (*shape_sample)(const void* context);
 };
 
 // Runs `call` as it came, counted as a direct run of its family (`refusal`, when given, counted

@@ -14,6 +14,11 @@ using replay::Phase;
 using replay::Released;
 
 constexpr std::uint8_t kMaxRecaptures = 3;
+// Runs of a key whose calls its shape's graph relocates before the key gets a graph of its own: a
+// relocated launch costs its node update over a launch by pointer (about 0.5 us on the H200,
+// docs/graph-costs.md), a capture and instantiation some 45 us, so only a key that keeps coming back
+// repays one. Keys that come back a few times and move on (generation's) stay relocated.
+constexpr std::uint32_t kRunsBeforeCaptureOverRelocation = 16;
 
 GraphCache g_graphs[kFamilies];
 
@@ -83,14 +88,40 @@ int launch_ready(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, 
   return launch(driver, static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)), call, m, t, &e);
 }
 
+// A call its shape's graph took: its family takes the shape's calls on this thread even while it
+// backs off.
+void note_shape_taken(const ReplayCall& call, ReplayThread& t) noexcept {
+  t.relocating[static_cast<int>(admitted_of(call.family))] |= shape_bit(call.shape_sample(call.context));
+}
+
+// A call of a relocating shape while its family backs off: a graph of its key if there is one, else
+// its shape's if the shape cache holds it; neither, it runs directly, declined. Nothing is inserted
+// (a call of another shape that shares the bit costs its key and two looks, no more).
+int replay_shaped(const Key& key, std::uint64_t hash, const ReplayCall& call, std::uint32_t m, ReplayThread& t) noexcept {
+  GraphCache& cache = g_graphs[static_cast<int>(call.family)];
+  if (GraphCache::Lease lease = cache.acquire(key, hash)) {
+    GraphCache::Entry& e = cache.entry(lease);
+    const bool ready = e.current_phase() == Phase::kReady;
+    const int status = ready ? launch_ready(call, m, e, t) : 0;
+    Released released;
+    cache.release(lease, released);
+    destroy_graph(released);
+    if (ready) return status;
+  }
+  int status;
+  if (replay_by_shape(key, call, m, t, false, status, false)) return status;
+  return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
+}
+
 }  // namespace
 
 int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting admitting) noexcept {
   if (admitting == Admitting::kDirect) return run_direct(call, m);
   if (admitting == Admitting::kDeclined) return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
   ReplayThread* t = t_replay;  // admit() found or made it
-  const bool judged = admitting == Admitting::kJudged;
   const std::uint64_t hash = key.hash();
+  if (admitting == Admitting::kShaped) return replay_shaped(key, hash, call, m, *t);
+  const bool judged = admitting == Admitting::kJudged;
   const int f = static_cast<int>(call.family);
   GraphCache& cache = g_graphs[f];
   Released evicted;
@@ -113,19 +144,27 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
     case Phase::kReady:
       status = launch_ready(call, m, e, *t);
       break;
-    case Phase::kCounting:
-      // Relaxed: a count, ordered by nothing; two threads on one key (which the libraries forbid
-      // on one handle) only capture a little earlier.
-      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= replay::kDirectRunsBeforeCapture &&
-          e.begin_capture(Phase::kCounting)) {
+    case Phase::kCounting: {
+      // Relaxed: counts, ordered by nothing; two threads on one key (which the libraries forbid on
+      // one handle) only capture a little earlier.
+      const bool relocated = e.relocated.load(std::memory_order_relaxed);
+      const std::uint32_t due = relocated ? kRunsBeforeCaptureOverRelocation : replay::kDirectRunsBeforeCapture;
+      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= due && e.begin_capture(Phase::kCounting)) {
         status = capture_and_launch(call, m, e, *t);
         break;
       }
       // Not seen often enough for a graph of its own: its shape's, pointed at its tensors, if
       // that may be.
-      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, judged, status)) break;
+      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, judged, status)) {
+        if (!relocated) {
+          e.relocated.store(true, std::memory_order_relaxed);
+          note_shape_taken(call, *t);
+        }
+        break;
+      }
       status = run_direct(call, m);
       break;
+    }
     default:  // kNever, or another thread capturing it
       status = run_direct(call, m);
       break;

@@ -38,21 +38,30 @@ namespace cudnn_fastpath::shim {
 // is written, so that a cache that backs off costs its declined calls no key: kJudged (admitting,
 // or a probe by count), kSampled (backing off, but the call is of a sampled key: `sample()` is a
 // hash of part of what its key holds, the same whenever the key comes, computed only while the
-// cache backs off), kDeclined, or kDirect (no replay block, or inside one of the shim's captures or
-// library calls).
-enum class Admitting : std::uint8_t { kJudged, kSampled, kDeclined, kDirect };
+// cache backs off), kShaped (backing off, but the call's shape, `shape_sample()`, is one whose
+// calls the shape cache took on this thread: it goes to the shape cache alone), kDeclined, or
+// kDirect (no replay block, or inside one of the shim's captures or library calls).
+enum class Admitting : std::uint8_t { kJudged, kSampled, kShaped, kDeclined, kDirect };
+
+// The bit of a thread's `relocating` word for a shape sample.
+constexpr std::uint64_t shape_bit(std::uint64_t shape_sample) noexcept { return std::uint64_t{1} << (shape_sample >> 58); }
 
 // The answer above for a call of `family` on the calling thread: inline, as every replayable call
 // asks, a declined one too. `kPastGate`: the call passed its family's gate (gate.h: programs_call
 // found the thread in no capture or library call of the shim's), which need not be asked again.
-template <bool kPastGate = false, typename Sample>
-[[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample) noexcept {
+template <bool kPastGate = false, typename Sample, typename ShapeSample>
+[[gnu::always_inline]] inline Admitting admit(Family family, Sample&& sample, ShapeSample&& shape_sample) noexcept {
   ReplayThread* t = replay_thread();
   if (t == nullptr || (!kPastGate && (t->capturing || t->nested != 0))) return Admitting::kDirect;
   // Backing off, a probe by count judges the cache (its evictions are the rule's misses); a sampled
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
-  if (__builtin_expect(t->admissions.admit(admitted_of(family)), 1)) return Admitting::kJudged;
-  return t->admissions.sampled(admitted_of(family), sample()) ? Admitting::kSampled : Admitting::kDeclined;
+  const Admitted cache = admitted_of(family);
+  if (__builtin_expect(t->admissions.admit(cache), 1)) return Admitting::kJudged;
+  if (t->admissions.sampled(cache, sample())) return Admitting::kSampled;
+  // A family whose keys never repeat may have shapes that do (generation): those still relocate.
+  const std::uint64_t relocating = t->relocating[static_cast<int>(cache)];
+  if (__builtin_expect(relocating == 0, 1)) return Admitting::kDeclined;
+  return (relocating & shape_bit(shape_sample())) ? Admitting::kShaped : Admitting::kDeclined;
 }
 
 // A call admit() declined: run as it came, counted as a direct run of its family and a declined one.

@@ -58,6 +58,7 @@ CUDNN_FASTPATH_COLD ReplayThread* claim_replay_thread() noexcept {
     block.next_note = 0;
     for (TensorNote& note : block.notes) note = TensorNote{};
     block.admissions.reset();
+    for (std::uint64_t& bits : block.relocating) bits = 0;
     block.operation.begin();
     block.preference.begin();
     block.heuristic.length = 0;

@@ -166,6 +166,11 @@ struct alignas(64) ReplayThread {
   TensorNote notes[kNotes];
   std::uint32_t next_note;
   Admissions admissions;
+  // Per family (by its admission state's place), a bit per shape sample (the top six bits of the
+  // hash of what its calls' keys hold besides their tensors) whose calls the shape cache took on
+  // this thread: a family that backs off still takes those (replay_engine.h's kShaped). A bit two
+  // shapes share costs the other's calls a key.
+  std::uint64_t relocating[kAdmitted];
   // The record names the thread gives next (shim/families/record_names.h); a block's next owner
   // goes on giving them: each is given once.
   replay::NameBlock names;

@@ -220,74 +220,85 @@ bool learn_second(Held& h, int& status) {
   return true;
 }
 
-// Whether a fresh capture of the call is what the relocation makes of the kept graph (`d`: where not);
-// false in `captured` when no capture could be made.
-bool fresh_capture_matches(Held& h, const Relocation& r, Relocation::Difference& d, bool& captured) {
+// The relocation checked against a fresh capture of the call (the words' candidates narrowed to
+// those it agrees with first): kSame, kDiffers (`d` says where), kWrong (a word none of its
+// candidates explains: the relocation cannot be right), or kNoCapture.
+enum class Check { kSame, kDiffers, kWrong, kNoCapture };
+Check check_against_fresh(Held& h, Relocation& r, Relocation::Difference& d) {
   replay::Captured fresh;
   GraphCopy* copy = nullptr;
-  captured = h.capture(fresh, copy);
-  if (!captured) return false;
-  const bool same = r.matches(*copy, h.tensors, &d);
+  if (!h.capture(fresh, copy)) return Check::kNoCapture;
+  Check verdict = Check::kWrong;
+  if (r.resolve(*copy, h.tensors)) verdict = r.matches(*copy, h.tensors, &d) ? Check::kSame : Check::kDiffers;
   replay::free_copy(copy);
   replay::destroy_graph(h.driver(), fresh.exec);
   h.driver().cuGraphDestroy(fresh.graph);
-  return same;
+  return verdict;
+}
+
+__attribute__((cold)) void say_mismatch(const Held& h, const Relocation& r, const Relocation::Difference& d) {
+  log_line("verify: the relocated graph of %s differs from a fresh capture of the call (node %d, %s %u: "
+           "0x%llx relocated, 0x%llx fresh%s); its shape is replayed by pointer from now on",
+           noun_of(h.call.family), d.node, d.offset == Relocation::Difference::kLaunch ? "launch" : "argument byte",
+           d.offset == Relocation::Difference::kLaunch ? 0u : unsigned{d.offset},
+           static_cast<unsigned long long>(d.expected), static_cast<unsigned long long>(d.fresh),
+           d.patched ? ", a rewritten word" : "");
+  if (config().verbose)
+    for (int i = 0; i < h.named; ++i)
+      log_line("verify:   tensor %d: 0x%llx at the proof, 0x%llx now%s", i,
+               static_cast<unsigned long long>(r.base()[i]), static_cast<unsigned long long>(h.tensors[i]),
+               r.proven(i) ? "" : " (unproven)");
 }
 
 // A call of a proven shape: its graph pointed at the call's tensors and launched.
 bool relocate(Held& h, int& status) {
   Relocation& r = *h.shape()->relocation;
+  auto by_pointer = [&] {
+    h.e.publish(Phase::kReady);
+    return false;
+  };
   for (int i = 0; i < h.named; ++i)
-    if (!r.proven(i) && h.tensors[i] != r.base()[i]) {  // an unproven tensor moved: by pointer
-      h.e.publish(Phase::kReady);
-      return false;
-    }
-  // An alignment the proof did not see: the library may choose another kernel for it. Checked once
-  // against a fresh capture; a match widens what is proven, a difference refuses that alignment.
+    if (!r.proven(i) && h.tensors[i] != r.base()[i]) return by_pointer();  // an unproven tensor moved
+  // What only a fresh capture of this call can tell, asked once: which of a word's candidates it
+  // follows (they moved apart), whether an alignment the proof did not see chooses the same kernel
+  // (a match widens what is proven, a difference refuses that alignment), and in verify mode
+  // whether the relocation is right at all.
   std::uint32_t refused = 0;
-  if (const std::uint32_t outside = r.unproven_alignments(h.tensors, &refused); outside != 0) {
+  const std::uint32_t outside = r.unproven_alignments(h.tensors, &refused);
+  if (refused != 0) return by_pointer();
+  const bool verify = config().verify;
+  if (outside != 0 || verify || r.unresolved(h.tensors)) {
+    if (!verify && h.counting()) count(Counter::relocation_checks);
     Relocation::Difference d;
-    bool captured = false;
-    if (refused == 0 && h.counting()) count(Counter::relocation_checks);
-    if (refused != 0 || !fresh_capture_matches(h, r, d, captured)) {
-      if (captured) r.refuse_alignments(h.tensors, outside);
-      h.e.publish(Phase::kReady);
-      return false;
-    }
-    r.widen_alignments(h.tensors);
-  }
-  if (config().verify) {
-    Relocation::Difference d;
-    bool captured = false;
-    const bool same = fresh_capture_matches(h, r, d, captured);
-    if (!captured) {
-      h.e.publish(Phase::kReady);
-      return false;
-    }
-    if (!same) {
-      if (h.counting()) count(Counter::relocation_mismatches);
-      log_line("verify: the relocated graph of %s differs from a fresh capture of the call (node %d, %s %u: "
-               "0x%llx relocated, 0x%llx fresh%s); its shape is replayed by pointer from now on",
-               noun_of(h.call.family), d.node, d.offset == Relocation::Difference::kLaunch ? "launch" : "argument byte",
-               d.offset == Relocation::Difference::kLaunch ? 0u : unsigned{d.offset},
-               static_cast<unsigned long long>(d.expected), static_cast<unsigned long long>(d.fresh),
-               d.patched ? ", a rewritten word" : "");
-      if (config().verbose)
-        for (int i = 0; i < h.named; ++i)
-          log_line("verify:   tensor %d: 0x%llx at the proof, 0x%llx now%s", i,
-                   static_cast<unsigned long long>(r.base()[i]), static_cast<unsigned long long>(h.tensors[i]),
-                   r.proven(i) ? "" : " (unproven)");
-      h.give_up();
-      return false;
+    switch (check_against_fresh(h, r, d)) {
+      case Check::kNoCapture:
+        return by_pointer();
+      case Check::kSame:
+        if (outside != 0) r.widen_alignments(h.tensors);
+        break;
+      case Check::kDiffers:
+        if (outside != 0) {  // the library chose by an alignment the proof did not see
+          r.refuse_alignments(h.tensors, outside);
+          return by_pointer();
+        }
+        [[fallthrough]];
+      case Check::kWrong:
+        if (verify) {
+          if (h.counting()) count(Counter::relocation_mismatches);
+          say_mismatch(h, r, d);
+        } else {
+          say(h.call.family, "a shape replayed by pointer", "a fresh capture followed no candidate of a word");
+        }
+        h.give_up();
+        return false;
     }
   }
   const std::uint64_t updates = r.updates();
   switch (r.apply(h.driver(), h.exec(), h.tensors)) {
     case Relocation::Applied::kApplied:
       break;
-    case Relocation::Applied::kDeclined:  // this call's words would not be plain pointers': by pointer
-      h.e.publish(Phase::kReady);
-      return false;
+    case Relocation::Applied::kDeclined:  // a word would change its high half: by pointer
+      return by_pointer();
     case Relocation::Applied::kFailed:
       say(h.call.family, "an update failed", "the shape is replayed by pointer");
       h.give_up();
@@ -305,7 +316,7 @@ bool relocate(Held& h, int& status) {
 }  // namespace
 
 bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
-                     int& status) noexcept {
+                     int& status, bool insert) noexcept {
   if (key.tensor_count == 0 || t.capturing || !config().relocate) return false;
   const Binding* binding = driver_for(call.caller);
   if (binding == nullptr || !relocation_possible(binding->real)) return false;
@@ -318,7 +329,7 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   GraphCache& cache = g_shapes[static_cast<int>(call.family)];
   Released evicted;
   GraphCache::Lease lease = cache.acquire(shape, hash);
-  if (!lease) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
+  if (!lease && insert) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
   if (evicted.entry) {
     destroy_shape(evicted);
     // Only a shape's graph that did not repay its captures weighs: a shape evicted before its first

@@ -128,11 +128,6 @@ struct Execute {
   const packs::PackContents& contents;
   cudaStream_t program_stream = nullptr;
 
-  std::uint64_t sample() const noexcept {
-    Key key;
-    write_key(key);
-    return key.hash();
-  }
   cudnnStatus_t direct() const noexcept { return cudnn.cudnnBackendExecute(handle, plan, pack); }
   bool known(std::uint32_t m, Counter&) noexcept {
     g_seen_plans.note(plan);  // before any entry of the plan can exist
@@ -145,6 +140,8 @@ struct Execute {
     key.add(pack_instance);
   }
   static int run(void* context, CUstream) { return static_cast<const Execute*>(context)->direct(); }
+  // An execute's key names its pack: it has no tensors, and no shape to relocate.
+  static std::uint64_t shape_sample(const void*) { return 0; }
   static int enter(void* context, CUstream capture) {
     const Execute& x = *static_cast<const Execute*>(context);
     return point_handle_at(x.cudnn, x.handle, capture);
@@ -214,8 +211,14 @@ cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudn
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
                                   std::uint64_t pack_instance, const packs::PackContents& contents,
                                   std::uint32_t m) noexcept {
-  Execute call{caller, cudnn.real, handle, plan, pack, pack_instance, contents};
-  return static_cast<cudnnStatus_t>(replay_call(call, m));
+  const Execute call{caller, cudnn.real, handle, plan, pack, pack_instance, contents};
+  auto sample = [&] {  // the key's hash: a sampled key is the same whatever comes between its calls
+    Key key;
+    call.write_key(key);
+    return key.hash();
+  };
+  return static_cast<cudnnStatus_t>(
+      replay_call<Execute>(m, sample, [] { return std::uint64_t{0}; }, [&] { return call.direct(); }, [&] { return call; }));
 }
 
 void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,

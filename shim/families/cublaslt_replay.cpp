@@ -149,6 +149,19 @@ void add_scales(Key& key, const MatmulDescAttributes& desc, const void* alpha, c
   }
 }
 
+// A matmul's shape sample (admit()): what its key holds besides its tensors that the call's arguments
+// show without a look at a record: the handle, the algo's first words, the workspace size. The
+// descriptors' addresses say nothing (PyTorch makes them anew for every call, where the last ones were).
+std::uint64_t matmul_shape_sample(cublasLtHandle_t handle, const cublasLtMatmulAlgo_t* algo,
+                                  std::size_t workspace_size) noexcept {
+  replay::SampleHash hash;
+  hash.add(reinterpret_cast<std::uintptr_t>(handle));
+  hash.add(algo != nullptr ? algo->data[0] : 0);
+  hash.add(algo != nullptr ? algo->data[1] : 0);
+  hash.add(workspace_size);
+  return hash.value();
+}
+
 // One matmul, as the engine runs it (replay_call.h's adapter): the program's arguments, the
 // stream replaced at capture.
 struct Matmul : NoHandleStream, NoHostBytes {
@@ -174,18 +187,12 @@ struct Matmul : NoHandleStream, NoHostBytes {
   std::size_t workspace_size;
   cudaStream_t program_stream;
 
-  std::uint64_t sample() const noexcept {
-    replay::SampleHash hash;
-    hash.add(reinterpret_cast<std::uintptr_t>(handle));
-    hash.add(reinterpret_cast<std::uintptr_t>(a));
-    hash.add(reinterpret_cast<std::uintptr_t>(b));
-    hash.add(reinterpret_cast<std::uintptr_t>(c));
-    hash.add(reinterpret_cast<std::uintptr_t>(d));
-    return hash.value();
-  }
-  cublasStatus_t direct() const noexcept { return on(program_stream); }
   bool known(std::uint32_t, Counter&) const noexcept { return true; }
   CUstream stream() const noexcept { return reinterpret_cast<CUstream>(program_stream); }
+  static std::uint64_t shape_sample(const void* context) {
+    const Matmul& x = *static_cast<const Matmul*>(context);
+    return matmul_shape_sample(x.handle, x.algo, x.workspace_size);
+  }
   static int run(void* context, CUstream capture) {
     const Matmul& x = *static_cast<const Matmul*>(context);
     return x.on(capture ? reinterpret_cast<cudaStream_t>(capture) : x.program_stream);
@@ -230,9 +237,25 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
           status, kGate, m, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
-  Matmul call{{}, {}, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d,
-              d_desc, algo, workspace, workspace_size, stream};
-  return static_cast<cublasStatus_t>(replay_call(call, m));
+  auto sample = [&] {
+    replay::SampleHash hash;
+    hash.add(reinterpret_cast<std::uintptr_t>(handle));
+    hash.add(reinterpret_cast<std::uintptr_t>(a));
+    hash.add(reinterpret_cast<std::uintptr_t>(b));
+    hash.add(reinterpret_cast<std::uintptr_t>(c));
+    hash.add(reinterpret_cast<std::uintptr_t>(d));
+    return hash.value();
+  };
+  auto direct = [&] {
+    return real(handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo, workspace, workspace_size,
+                stream);
+  };
+  auto make = [&] {
+    return Matmul{{}, {}, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d,
+                  d_desc, algo, workspace, workspace_size, stream};
+  };
+  auto shape_sample = [&] { return matmul_shape_sample(handle, algo, workspace_size); };
+  return static_cast<cublasStatus_t>(replay_call<Matmul>(m, sample, shape_sample, direct, make));
 }
 
 cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,

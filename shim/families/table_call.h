@@ -59,6 +59,17 @@ template <typename T>
   }
 }
 
+// A row's shape sample (admit()): its handle and its number, what a call's arguments tell of its
+// shape without a look at them all (a declined call pays nothing more for it). The shapes of one
+// row on one handle share a bit of the thread's `relocating` word.
+template <typename Handle>
+inline std::uint64_t shape_sample_of(Handle handle, int op) noexcept {
+  replay::SampleHash hash;
+  hash.add(reinterpret_cast<std::uintptr_t>(handle));
+  hash.add(static_cast<std::uint64_t>(op));
+  return hash.value();
+}
+
 // One call of a row (`op` its place in the table, `kRoles` its roles), over its library's adapter (`Api`): replay_call.h's adapter.
 template <typename Api, Family kOf, auto kReal, const auto& kRoles, typename... Args>
 struct TableCall : NoHostBytes {
@@ -75,7 +86,6 @@ struct TableCall : NoHostBytes {
   typename Api::State state{};
 
   Handle handle() const noexcept { return std::get<0>(arguments); }
-  std::uint64_t sample() const noexcept { return sample_of(Indices{}); }
   int direct() const noexcept { return std::apply(real.*kReal, arguments); }
   bool known(std::uint32_t m, Counter& refusal) noexcept {
     return Api::read_state(real, handle(), m, state, kFamily, refusal);
@@ -83,6 +93,10 @@ struct TableCall : NoHostBytes {
   CUstream stream() const noexcept { return Api::stream(state); }
   // The handle holds the stream: a captured run goes where enter() pointed it.
   static int run(void* context, CUstream) { return static_cast<const TableCall*>(context)->direct(); }
+  static std::uint64_t shape_sample(const void* context) {
+    const auto& x = *static_cast<const TableCall*>(context);
+    return shape_sample_of(x.handle(), x.op);
+  }
   static int enter(void* context, CUstream capture) {
     const auto& x = *static_cast<const TableCall*>(context);
     return Api::enter(x.real, x.handle(), x.state, capture);
@@ -103,14 +117,6 @@ struct TableCall : NoHostBytes {
 
  private:
   template <std::size_t... I>
-  std::uint64_t sample_of(std::index_sequence<I...>) const noexcept {
-    replay::SampleHash hash;
-    hash.add(reinterpret_cast<std::uintptr_t>(handle()));
-    hash.add(static_cast<std::uint64_t>(op));
-    (add_to_sample(hash, kRoles[I], std::get<I>(arguments)), ...);
-    return hash.value();
-  }
-  template <std::size_t... I>
   [[gnu::always_inline]] void write_arguments(KeyWriter& writer, std::index_sequence<I...>) const noexcept {
     (writer.add(kRoles[I], std::get<I>(arguments)), ...);
   }
@@ -129,8 +135,19 @@ typename Api::Status table_call(int op, std::index_sequence<I...>, const void* c
   const auto real = reach.binding.real.*kReal;
   Status status;
   if (answered_at_gate<kOffset, kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
-  TableCall<Api, kFamily, kReal, kRoles, Args...> call{{}, caller, reach.binding.real, op, {args...}};
-  return static_cast<Status>(replay_call(call, m));
+  using Call = TableCall<Api, kFamily, kReal, kRoles, Args...>;
+  auto sample = [&] {
+    replay::SampleHash hash;
+    hash.add(reinterpret_cast<std::uintptr_t>(std::get<0>(std::forward_as_tuple(args...))));
+    hash.add(static_cast<std::uint64_t>(op));
+    (add_to_sample(hash, kRoles[I], args), ...);
+    return hash.value();
+  };
+  const auto handle = std::get<0>(std::forward_as_tuple(args...));
+  auto shape_sample = [handle, op] { return shape_sample_of(handle, op); };
+  // The declined path calls the library with the arguments as they came, the tuple made after.
+  return static_cast<Status>(replay_call<Call>(m, sample, shape_sample, [&] { return real(args...); },
+                                               [&] { return Call{{}, caller, reach.binding.real, op, {args...}}; }));
 }
 
 // The shim's function of each row of a list of the table (CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS,

@@ -117,6 +117,7 @@ constexpr Case kCases[] = {
     {"relocation_derived", relocation_derived},
     {"relocation_context", relocation_context},
     {"relocation_refused_shapes", relocation_refused_shapes},
+    {"relocation_admission", relocation_admission},
     {"capture_streams", capture_streams},
 };
 

@@ -226,6 +226,7 @@ int relocation_far();
 int relocation_derived();
 int relocation_context();
 int relocation_refused_shapes();
+int relocation_admission();
 int capture_streams();
 
 }  // namespace blas_scenario

@@ -413,4 +413,35 @@ int relocation_refused_shapes() {
   return 0;
 }
 
+// Admission per shape: on one thread, a matmul whose output is new every call (a shape that
+// relocates) between kOthers matmuls that never repeat (another workspace size every call) on other
+// objects: their entries are evicted unused, and the family backs off. The steady shape's calls go
+// on relocating (replay_engine.h's kShaped). Prints first.* and second.* (the rounds' two halves).
+int relocation_admission() {
+  constexpr int kRounds = 1200, kOthers = 7;
+  static moving::Slots inputs(kRounds + 1, 0xA100), outputs(3 * kRounds + 1, 0);
+  static Calls steady, others;
+  alignas(256) static unsigned char workspace[4096];
+  Counts counts;
+  std::thread([&] {
+    for (const char* half : {"first.", "second."}) {
+      const Snapshot before = Snapshot::now();
+      const int from = half[0] == 'f' ? 0 : kRounds / 2;
+      for (int i = from; i < from + kRounds / 2; ++i) {
+        checked(steady.matmul(Tensors{inputs.at(i), inputs.at(kRounds), outputs.at(3 * i), outputs.at(3 * i)}), counts);
+        for (int k = 0; k < kOthers; ++k) {
+          Matmul m = others.matmul(Tensors{inputs.at(0), inputs.at(1), outputs.at(0), outputs.at(1)});
+          m.workspace = workspace;
+          m.workspace_size = 64 * static_cast<std::size_t>(1 + i * kOthers + k);
+          checked(m, counts);
+        }
+      }
+      print_since(before, half);
+    }
+  }).join();
+  print("rounds", kRounds);
+  print_counts(counts);
+  return 0;
+}
+
 }  // namespace blas_scenario

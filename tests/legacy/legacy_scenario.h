@@ -205,6 +205,7 @@ int threads();
 int fork_child();
 int declined();
 int relocation();
+int relocation_alike();
 int idle_records();
 
 }  // namespace legacy_scenario

@@ -2,7 +2,9 @@
 // launched as their shape's graph pointed at each call's tensors where that was proven right, in
 // the stub's kernel style LEGACY_SCENARIO_STYLE names (tests/support/moving_tensors.h; plain when
 // unset).
+#include <cstring>
 #include <thread>
+#include <vector>
 
 #include "tests/legacy/legacy_scenario.h"
 #include "tests/support/moving_tensors.h"
@@ -44,6 +46,52 @@ int relocation() {
     print_since(before, prefix);
     print(prefix + "mismatches", g_mismatches.load() - mismatches);
   }
+  print("calls", kCalls);
+  return 0;
+}
+
+// Each batch norm with its first input and output new every call and moved alike (slot i of two
+// pools, call after call, as an allocator places a fresh input and a fresh output): a word of the
+// graph may follow either, so it keeps both as candidates and is relocated whichever it follows
+// (graph_relocation.h). In the loads `apart` and `apart_swapped` the output takes every other slot
+// from the kCalls / 2-th call on: the candidates moved apart, and a fresh capture tells which each
+// word follows. `apart_swapped` takes the input from the pool `apart` takes the output from and the
+// other way round, so that the word both may follow is the input's in one and the output's in the
+// other (whichever lies higher): no fixed choice between them is right in both. Every output checked
+// against the reference. Prints LOAD.OP.* and LOAD.OP.mismatches, and "calls".
+int relocation_alike() {
+  constexpr int kCalls = 200;
+  static moving::Slots first(2 * kCalls + 8, 0x2A000), second(2 * kCalls + 8, 0);
+  struct Load {
+    const char* name;
+    bool apart, swapped;
+  };
+  static std::vector<Handle> handles(9);  // a shape of its own for each load and op; never destroyed
+  int next_handle = 0;
+  for (const Load load : {Load{"alike", false, false}, Load{"apart", true, false}, Load{"apart_swapped", true, true}})
+    for (const StubCudnnLegacyOp op : {STUBCUDNN_BATCHNORM_FORWARD_INFERENCE, STUBCUDNN_BATCHNORM_FORWARD_TRAINING_EX,
+                                       STUBCUDNN_BATCHNORM_BACKWARD_EX}) {
+      moving::Slots& inputs = load.swapped ? second : first;
+      moving::Slots& outputs = load.swapped ? first : second;
+      Handle& h = handles[next_handle++];
+      h.open();
+      World& w = make_world(ops()[op], h.handle);
+      for (int i = 1; i < w.op.inputs; ++i) w.in[i] = inputs.at(2 * kCalls + i);
+      for (int i = 1; i < w.op.outputs; ++i) w.out[i] = outputs.at(2 * kCalls + 1 + i);
+      w.output_before = 0x0C0C0C0C0C0C0C0Cull;
+      const long long mismatches = g_mismatches.load();
+      const Snapshot before = Snapshot::now();
+      std::thread([&] {
+        for (int i = 0; i < kCalls; ++i) {
+          w.in[0] = inputs.at(i);
+          w.out[0] = outputs.at(load.apart && i >= kCalls / 2 ? 2 * i : i);
+          check(w);
+        }
+      }).join();
+      const std::string prefix = std::string(load.name) + "." + w.op.name + ".";
+      print_since(before, prefix);
+      print(prefix + "mismatches", g_mismatches.load() - mismatches);
+    }
   print("calls", kCalls);
   return 0;
 }
