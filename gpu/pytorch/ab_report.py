@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from abstats import paired_summary, table_lines, us  # noqa: E402
 import shimstats  # noqa: E402
 
-from ab_workloads import FLOORS, TARGETS  # noqa: E402
+from workloads import FLOORS, TARGETS  # noqa: E402
 
 METRICS = {"cpu": "main-thread CPU time of the enqueue",
            # A training step's backward runs on autograd's own thread, which the main thread waits for.
