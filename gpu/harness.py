@@ -97,6 +97,16 @@ def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, 
 UNDER_SHIM = via_launcher  # or via_environment: LD_PRELOAD and the variables set directly
 
 
+def add_parent_arguments(parser, work):
+    """The options every A/B's parent takes: --shim, --work (default out/WORK in the checkout), --json
+    and --markdown."""
+    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
+    parser.add_argument("--work", default=str(REPO / "out" / work),
+                        help=f"folder for the children's files (default: out/{work} in the checkout, git-ignored)")
+    parser.add_argument("--json", help="write the full report here")
+    parser.add_argument("--markdown", help="write the report's markdown here")
+
+
 def run_process(label, argv, env, timeout):
     """Runs one child, its output going to ours; (exit status or -1 for a timeout, seconds)."""
     print(f"+ [{label}] " + " ".join(argv), flush=True)
@@ -195,11 +205,18 @@ def shim_mapped():
         return any("libcudnn_fastpath" in line for line in maps)
 
 
-def why_no_switch(rerun="without --child"):
-    """What a child that found no switch says."""
-    if shim_mapped():
-        return "the shim is loaded but exports no cudnn_fastpath_set_features (an older build?)"
-    return f"the shim is not loaded (run under scripts/cudnn-fastpath, or {rerun})"
+def switch_or_explain(program, result, rerun="without --child", **fields):
+    """switch(); without one, None after saying why on stderr and in the child's result file (with
+    `fields`). `rerun`: how the program runs without its child mode."""
+    found = switch()
+    if found is None:
+        if shim_mapped():
+            why = "the shim is loaded but exports no cudnn_fastpath_set_features (an older build?)"
+        else:
+            why = f"the shim is not loaded (run under scripts/cudnn-fastpath, or {rerun})"
+        print(f"{program}: {why}", file=sys.stderr)
+        Path(result).write_text(json.dumps({**fields, "error": why}))
+    return found
 
 
 def counters_exported():

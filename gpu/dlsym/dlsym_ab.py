@@ -45,7 +45,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import harness  # noqa: E402  the shim's whereabouts, switch and counters, the children, the paired rounds
-from abstats import paired_summary, table_lines  # noqa: E402
+from abstats import judge_target, paired_summary, table_lines  # noqa: E402
 from harness import CONDITION_NAMES, EXIT_NO_GPU, EXIT_NO_SHIM, WARMUP  # noqa: E402
 
 # Every feature of the backend path these programs take (7): legacy cuDNN and cuBLAS replay are
@@ -89,11 +89,7 @@ class Program:
 # Arguments
 
 def add_arguments(parser, program_name, default_seconds=90, default_pairs=2000, default_timed=None):
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(harness.REPO / "out" / program_name),
-                        help=f"folder for the children's files (default: out/{program_name} in the checkout)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the report's markdown here")
+    harness.add_parent_arguments(parser, program_name)
     parser.add_argument("--seconds", type=float, default=default_seconds,
                         help=f"how long the A/B measures (default {default_seconds}); the processes' start, "
                              "the reference runs and the analysis come on top")
@@ -196,9 +192,7 @@ def analyse(program, child, seed, resamples):
                                           resamples, seed=f"{seed}/{program.name}/{workload}/{condition}/{metric}"))
                 target = program.targets.get((workload, metric)) if condition == ALL else None
                 if target is not None:
-                    row["target_percent"] = target
-                    row["target_passed"] = ("gain_percent" in row and row["gain_percent"] >= target
-                                            and row["ci_low_ns"] > 0)
+                    judge_target(row, target)
                 rows.append(row)
     return rows
 
@@ -479,11 +473,8 @@ def child_reference(args, make):
 def child_ab(args, make):
     """Under the shim: the in-process check, the census and the paired blocks (module docstring).
     The switch is looked for first, before make() loads a framework."""
-    switch = harness.switch()
+    switch = harness.switch_or_explain(Path(sys.argv[0]).name, args.result)
     if switch is None:
-        why = harness.why_no_switch()
-        print(f"{Path(sys.argv[0]).name}: {why}", file=sys.stderr)
-        write_result(args.result, {"error": why})
         return EXIT_NO_SHIM
     features, set_features = switch
     made, code = make_or_explain(args, make)

@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 import harness  # noqa: E402  the shim's whereabouts and switch, the children, the paired rounds
@@ -198,11 +197,8 @@ class Census:
 
 
 def child(args):
-    switch = harness.switch()
+    switch = harness.switch_or_explain("ab", args.result, "run ab.py without --child", workload=args.child)
     if switch is None:
-        why = harness.why_no_switch("run ab.py without --child")
-        print(f"ab: {why}", file=sys.stderr)
-        Path(args.result).write_text(json.dumps({"workload": args.child, "error": why}))
         return harness.EXIT_NO_SHIM
     features, set_features = switch
 
@@ -344,11 +340,7 @@ def child(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(REPO / "out" / "ab"),
-                        help="folder for the children's files (default: out/ab in the checkout, git-ignored)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the tables here")
+    harness.add_parent_arguments(parser, "ab")
     parser.add_argument("--seconds", type=float, default=150,
                         help="time budget of the whole run, children's start included (default 150)")
     parser.add_argument("--pairs", type=int, default=400,

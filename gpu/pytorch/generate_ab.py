@@ -54,11 +54,10 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 import harness  # noqa: E402  the shim's whereabouts and switch, the children, the statistics file
 import shimstats  # noqa: E402
-from abstats import paired_summary, table_lines  # noqa: E402
+from abstats import judge_target, paired_summary, table_lines  # noqa: E402
 from harness import ALL, CONDITION_NAMES, EXIT_NO_GPU, EXIT_NO_SHIM  # noqa: E402
 from workloads import MODELS, NEW_TOKENS, PROMPT_LENGTHS, Generation  # noqa: E402
 
@@ -128,11 +127,8 @@ def child_reference(args):
 
 
 def child_ab(args):
-    switch = harness.switch()
+    switch = harness.switch_or_explain("generate_ab", args.result)
     if switch is None:
-        why = harness.why_no_switch()
-        print(f"generate_ab: {why}", file=sys.stderr)
-        write_json(args.result, {"error": why})
         return EXIT_NO_SHIM
     features, set_features = switch
     torch, code = start_child(args)
@@ -244,8 +240,7 @@ def summary_rows(model, measure, off, on, expected, not_as_asked, args):
             row["ratio"] = row["on_mean_ns"] / row["off_mean_ns"]
             row["ratio_ci"] = [1 - row["ci_high_percent"] / 100, 1 - row["ci_low_percent"] / 100]
         if metric == "cpu":
-            row["target_percent"] = GAIN_TARGET
-            row["target_passed"] = "gain_percent" in row and row["gain_percent"] >= GAIN_TARGET and row["ci_low_ns"] > 0
+            judge_target(row, GAIN_TARGET)
         rows.append(row)
     return rows
 
@@ -467,9 +462,7 @@ def finish(args, report, start, forced=None):
     status = analyse(report, args)
     report["elapsed_s"] = round(time.time() - start, 1)
     report["exit_status"] = forced if forced is not None else status
-    write_json(args.json, report)
-    if args.markdown:
-        Path(args.markdown).write_text(report["markdown"])
+    harness.write_report(args, report)
     print("\n" + report["markdown"])
     print(f"generate_ab: {report['summary_line']}")
     return report["exit_status"]
@@ -486,11 +479,7 @@ def from_json(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="docs/ab-method.md describes the method; the module docstring the steps.")
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(REPO / "out" / "generate"),
-                        help="folder for the children's files (default: out/generate in the checkout)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the report's markdown here")
+    harness.add_parent_arguments(parser, "generate")
     parser.add_argument("--seconds", type=float, default=120,
                         help="how long the run under the shim takes, its start included, shared by the models "
                              "(default 120; a model's minimum rounds may run past it, never past --timeout); the "
