@@ -48,6 +48,13 @@ def paired_summary(off, on, resamples, seed):
             "ci_low_percent": 100 * low / mean_off, "ci_high_percent": 100 * high / mean_off}
 
 
+def judge_target(row, target):
+    """Marks a row with its target: at least `target` percent of the off time saved, the interval of
+    the gain above zero."""
+    row["target_percent"] = target
+    row["target_passed"] = "gain_percent" in row and row["gain_percent"] >= target and row["ci_low_ns"] > 0
+
+
 def us(ns, digits=1):
     """Nanoseconds as microseconds, for the tables."""
     return f"{ns / 1000:.{digits}f}"

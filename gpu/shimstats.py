@@ -1,12 +1,10 @@
-"""The shim's counters as the GPU programs read them: inside the process (cudnn_fastpath_stats) and
-from its statistics file (--stats-file), by key.
+"""The shim's counters as the GPU programs read them, by key: a statistics file's (--stats-file), or
+those read inside the process (harness.read_counters, through cudnn_fastpath.stats()).
 
 Read generically: a key the shim does not write (a build from before a feature) counts 0, so the
 programs work with the shim before and after its replay of legacy cuDNN calls and of cuBLAS landed.
 Standard library only. docs/statistics.md lists the keys.
 """
-import ctypes
-
 # The replay families besides the backend's graph replay, and the suffix of each of their counters.
 FAMILIES = ("legacy_bn", "legacy_conv", "legacy_tensor", "lt_matmul", "gemm")
 SUFFIXES = ("_direct", "_captured", "_launches", "_refused_capturing", "_refused_context", "_refused_failed",
@@ -21,36 +19,6 @@ CALL_PARTS = ("_direct", "_captured", "_launches")
 # Names that end so without being a replay family: the backend's graph replay (graphs_captured,
 # graph_launches; its direct_executes) and the heuristic cache (heuristic_direct), each told apart.
 NOT_FAMILIES = ("graph", "graphs", "heuristic")
-
-
-class ShimCounters:
-    """The shim's counters read from inside the process (`cudnn_fastpath_stats`, docs/statistics.md)."""
-
-    def __init__(self, function, struct, names):
-        self.function, self.struct, self.names = function, struct, names
-
-    @classmethod
-    def find(cls):
-        """None when the process has no shim, or a shim without the function."""
-        process = ctypes.CDLL(None)
-        try:
-            fields, function = process.cudnn_fastpath_stats_fields, process.cudnn_fastpath_stats
-        except AttributeError:
-            return None
-        fields.restype, fields.argtypes = ctypes.c_char_p, []
-        names = fields().decode().split()
-        struct = type("CudnnFastpathStats", (ctypes.Structure,),
-                      {"_fields_": [("size", ctypes.c_uint32), ("counting", ctypes.c_uint32)]
-                       + [(n, ctypes.c_uint64) for n in names]})
-        function.restype, function.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
-        return cls(function, struct, names)
-
-    def read(self):
-        """{name: count}, or None when the shim refused or does not count (no statistics asked)."""
-        value = self.struct()
-        if self.function(ctypes.byref(value), ctypes.sizeof(value)) != 0 or not value.counting:
-            return None
-        return {n: getattr(value, n) for n in self.names}
 
 
 def count(stats, key):

@@ -23,7 +23,7 @@ fails, that graph falls back to the package's C++ graph (`cudnn._pybind_module.b
 
 The parent (standard library only) runs the graphs twice without the shim and once under the
 launcher, which checks the outputs with every feature on against every feature off in the same
-process, counts per call what the shim did, and times paired, alternating blocks (gpu/dlsym/harness.py,
+process, counts per call what the shim did, and times paired, alternating blocks (gpu/dlsym/dlsym_ab.py,
 shared with jax_ab.py). Target (issue 20): with every feature on, main-thread CPU time per
 graph.execute at least 10% lower than with every feature off, the 95% interval above zero, for each
 graph; wall time with torch.cuda.synchronize() after each call is reported beside it. Targets never
@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import dlsym_ab  # noqa: E402
 
 SDPA_SHAPE = (1, 8, 128, 64)  # batch, heads, tokens, head dim
 CONV = {"n": 1, "c": 32, "h": 32, "w": 32, "k": 32, "r": 3, "s": 3, "pad": 1}
@@ -44,7 +44,7 @@ TIMED = 8  # graph.execute calls per timed block
 HEURISTICS = ("A", "FALLBACK")  # cudnn.heur_mode members, in order
 
 
-class FrontendProgram(harness.Program):
+class FrontendProgram(dlsym_ab.Program):
     def __init__(self):
         super().__init__(
             name="frontend_py",
@@ -92,7 +92,7 @@ class GraphWorkload:
                 errors.append(f"{type(error).__name__}: {error}"[:300])
                 print(f"frontend_py_ab {name}: building or running with {choice} failed: {errors[-1]}", file=sys.stderr, flush=True)
         else:
-            raise harness.Unavailable(f"{name}: no API built the graph: " + "; ".join(errors))
+            raise dlsym_ab.Unavailable(f"{name}: no API built the graph: " + "; ".join(errors))
 
     def build(self, api, cudnn, handle, describe, io_type):
         torch = self.torch
@@ -145,18 +145,18 @@ class GraphWorkload:
 
 
 def make_workloads(args):
-    """The two graphs; raises harness.Unavailable without a GPU or without the package."""
+    """The two graphs; raises dlsym_ab.Unavailable without a GPU or without the package."""
     try:
         import torch  # first: it loads libcudnn.so.9, which the package then finds loaded
     except ImportError as error:
-        raise harness.Unavailable(f"no torch here: {error}") from None
+        raise dlsym_ab.Unavailable(f"no torch here: {error}") from None
     if not torch.cuda.is_available():
-        raise harness.Unavailable("no CUDA device", harness.EXIT_NO_GPU)
+        raise dlsym_ab.Unavailable("no CUDA device", dlsym_ab.EXIT_NO_GPU)
     try:
         import cudnn
         cudnn.pygraph, cudnn.create_handle  # noqa: B018 -- a package of that name that is not cudnn-frontend
     except (ImportError, AttributeError) as error:
-        raise harness.Unavailable(f"cudnn-frontend's Python package is not importable: {error} "
+        raise dlsym_ab.Unavailable(f"cudnn-frontend's Python package is not importable: {error} "
                                   "(pip install --no-deps .deps/wheels/nvidia_cudnn_frontend-*.whl)") from None
     device = torch.device("cuda")
     torch.manual_seed(0)
@@ -212,16 +212,16 @@ def make_workloads(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    harness.add_arguments(parser, "frontend_py")
+    dlsym_ab.add_arguments(parser, "frontend_py")
     parser.add_argument("--api", choices=("auto", "pygraph", "backend"), default="auto",
                         help="cudnn.pygraph, the package's C++ graph, or pygraph falling back to it (default auto)")
     args = parser.parse_args()
-    harness.check_arguments(parser, args)
+    dlsym_ab.check_arguments(parser, args)
     if args.child == "reference":
-        return harness.child_reference(args, lambda: make_workloads(args))
+        return dlsym_ab.child_reference(args, lambda: make_workloads(args))
     if args.child == "ab":
-        return harness.child_ab(args, lambda: make_workloads(args))
-    return harness.parent(FrontendProgram(), args)
+        return dlsym_ab.child_ab(args, lambda: make_workloads(args))
+    return dlsym_ab.parent(FrontendProgram(), args)
 
 
 if __name__ == "__main__":

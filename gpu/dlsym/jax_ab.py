@@ -14,7 +14,7 @@ One call is one execution, `f(params, x)`.
 The parent (standard library only) runs the network twice without the shim and once under the
 launcher; the run under the launcher checks its outputs with every feature on against every feature
 off in the same process, counts per call what the shim did, and times paired, alternating blocks
-with every feature on (7) and off (0): gpu/dlsym/harness.py does all of that, the same way for
+with every feature on (7) and off (0): gpu/dlsym/dlsym_ab.py does all of that, the same way for
 cudnn-frontend's Python package (frontend_py_ab.py). Targets (issue 20): with every feature on,
 host time per jax.jit execution at least 15% lower than with every feature off, the 95% interval
 above zero, in CPU time of the call (not awaited) and in wall time of the call with its result
@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import harness  # noqa: E402
+import dlsym_ab  # noqa: E402
 
 LAYERS = 8
 IMAGE = 32  # height and width
@@ -44,7 +44,7 @@ TIMED = 4  # calls per timed block: 4 executions of 8 convolutions each
 CACHE = "jax-compilation-cache"  # in --work; the harness's stale-file sweep leaves folders alone
 
 
-class JaxProgram(harness.Program):
+class JaxProgram(dlsym_ab.Program):
     def __init__(self):
         super().__init__(
             name="jax", title="JAX under the shim: reach through dlsym and the in-process A/B (gpu/dlsym/jax_ab.py)",
@@ -87,18 +87,18 @@ def cudnn_calls(compiled_text):
 
 
 def make_workloads(args):
-    """The network under jax.jit, as the harness's workload; raises harness.Unavailable without a GPU."""
+    """The network under jax.jit, as the harness's workload; raises dlsym_ab.Unavailable without a GPU."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     try:
         import jax
         import jax.numpy as jnp
         import numpy as np
     except ImportError as error:
-        raise harness.Unavailable(f"no jax here: {error}") from None
+        raise dlsym_ab.Unavailable(f"no jax here: {error}") from None
     configure_cache(jax, args.cache_dir)
     device = jax.devices()[0]
     if device.platform != "gpu" and not args.allow_cpu:
-        raise harness.Unavailable(f"jax found no GPU (its first device is {device})", harness.EXIT_NO_GPU)
+        raise dlsym_ab.Unavailable(f"jax found no GPU (its first device is {device})", dlsym_ab.EXIT_NO_GPU)
     dtype = jnp.dtype(args.dtype)
 
     key = jax.random.PRNGKey(0)
@@ -163,18 +163,18 @@ def make_workloads(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    harness.add_arguments(parser, "jax")
+    dlsym_ab.add_arguments(parser, "jax")
     parser.add_argument("--dtype", choices=("float16", "float32"), default="float16",
                         help="the network's data type (default float16: XLA keeps NHWC for cuDNN)")
     parser.add_argument("--cache-dir", help=argparse.SUPPRESS)  # set by the parent for its children
     parser.add_argument("--allow-cpu", action="store_true", help=argparse.SUPPRESS)  # testing without a GPU
     args = parser.parse_args()
-    harness.check_arguments(parser, args)
+    dlsym_ab.check_arguments(parser, args)
     if args.child == "reference":
-        return harness.child_reference(args, lambda: make_workloads(args))
+        return dlsym_ab.child_reference(args, lambda: make_workloads(args))
     if args.child == "ab":
-        return harness.child_ab(args, lambda: make_workloads(args))
-    return harness.parent(JaxProgram(), args)
+        return dlsym_ab.child_ab(args, lambda: make_workloads(args))
+    return dlsym_ab.parent(JaxProgram(), args)
 
 
 if __name__ == "__main__":

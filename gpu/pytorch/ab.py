@@ -17,52 +17,35 @@ counters read around each timed block) and the saving per replayed op. --json ge
 --markdown the tables, which are also printed last. Exit status: 0 if every workload ran (the
 targets never change it), 2 if the shim or its switch is missing, 1 otherwise.
 
-Child mode (--child WORKLOAD; under the launcher; imports torch): finds cudnn_fastpath_set_features
-in the process, runs rounds of paired blocks until --pairs rounds or --deadline, and writes the raw
-blocks to --result. docs/ab-method.md says why it is built this way and how to rerun it by hand;
-ab_workloads.py holds the workloads, ab_report.py the analysis.
+Child mode (--child WORKLOAD; under the launcher; imports torch): finds the shim's switch in the
+process (cudnn_fastpath.set_features), runs rounds of paired blocks until --pairs rounds or
+--deadline (gpu/harness.py), and writes the raw blocks to --result. docs/ab-method.md says why it is
+built this way and how to rerun it by hand; workloads.py holds the workloads, ab_report.py the analysis.
 """
 import argparse
 import contextlib
-import ctypes
-import gc
 import glob
 import json
 import math
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
-sys.path.insert(0, str(HERE.parent))
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+import harness  # noqa: E402  the shim's whereabouts and switch, the children, the paired rounds
 from abstats import bootstrap_mean_ci, percentile  # noqa: E402,F401 (ab.percentile and ab.bootstrap_mean_ci stay importable)
-from shimstats import ShimCounters, delta, launches  # noqa: E402
-
-sys.path.insert(0, str(HERE))
 from ab_report import METRICS, analyse_workload, markdown  # noqa: E402
-from ab_workloads import DEFAULT_WORKLOADS, FLOORS, TARGETS, WARMUP, WORKLOADS  # noqa: E402,F401
+from harness import ALL, CONDITION_NAMES, CUBLAS, GRAPHS, LEGACY, PACKS, SET_STREAM  # noqa: E402
+from shimstats import delta, launches  # noqa: E402
+from workloads import DEFAULT_WORKLOADS, FLOORS, TARGETS, WORKLOADS  # noqa: E402,F401
 
-# The shim's feature bits (cudnn_fastpath_set_features, shim_control.h) and the conditions compared.
-SET_STREAM, PACKS, GRAPHS, LEGACY, CUBLAS = 1, 2, 4, 8, 16
-BACKEND_ALL = SET_STREAM | PACKS | GRAPHS  # the backend path's features (the dlsym A/Bs)
-ALL = BACKEND_ALL | LEGACY | CUBLAS  # every feature on
-REPLAYS = GRAPHS | LEGACY | CUBLAS
-CONDITION_NAMES = {0: "off", SET_STREAM: "set-stream", PACKS: "packs", SET_STREAM | PACKS: "both",
-                   BACKEND_ALL: "graphs",  # graphs: both, and steady executes replayed as CUDA graphs
-                   BACKEND_ALL | LEGACY: "legacy", BACKEND_ALL | CUBLAS: "cublas", ALL: "all"}
 ON_CONDITIONS = (ALL,)  # each paired with 0 (--conditions picks others)
-GRAPH_WARMUP = WARMUP  # gpu/dlsym/harness.py warms up this many calls per block
-
 PLAN_ITERATIONS = 20  # iterations with every feature off before any block (a workload's "plans" may ask more)
-MIN_ROUNDS = 10  # rounds run even past the deadline: fewer pairs say nothing
-PROGRESS_S = 10  # a progress line at least this often (and every tenth of the rounds)
 BOOTSTRAP_NS_PER_DRAW = 80  # pure-Python resampling cost, kept out of the children's time budget
 STARTUP_GRACE_S = 90  # a child's start (torch, CUDA, cuDNN plans) and minimum rounds, past its deadline
 
@@ -70,27 +53,9 @@ STARTUP_GRACE_S = 90  # a child's start (torch, CUDA, cuDNN plans) and minimum r
 # ------------------------------------------------------------------------------------------------
 # Parent mode
 
-def find_shim():
-    """The shim the launcher would preload, when --shim is not given."""
-    done = subprocess.run([str(LAUNCHER), "--print-path"], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"ab: no shim given and the launcher found none: {done.stderr.strip()}")
-    return done.stdout.strip()
-
-
-def read_stats(pattern):
-    """The statistics file of the child (one per process that used cuDNN; the child is one)."""
-    files = sorted(glob.glob(pattern.replace("%p", "*")))
-    stats = [json.loads(Path(f).read_text()) for f in files]
-    return max(stats, key=lambda s: s.get("set_stream_calls", 0)) if stats else None
-
-
 def run_child(name, args, shim, work, deadline, hard_limit):
     """One workload in its own process under the launcher, measuring until deadline and killed at
     hard_limit (time.time() values); returns (child results, statistics)."""
-    sys.path.insert(0, str(HERE))
-    import check  # one place decides how programs run under the shim (and the clean environment)
-
     stats_pattern = str(work / f"ab-{name}.stats-%p.json")
     result_file = work / f"ab-{name}.child.json"
     for stale in glob.glob(stats_pattern.replace("%p", "*")) + [str(result_file)]:
@@ -99,20 +64,14 @@ def run_child(name, args, shim, work, deadline, hard_limit):
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--result", str(result_file),
             "--deadline", f"{deadline:.3f}", "--pairs", str(args.pairs), "--seed", str(args.seed),
             "--conditions", args.conditions]
-    argv, extra = check.UNDER_SHIM(argv, shim, stats_pattern, False)
-    env = check.clean_environment()
-    env.update(extra)
-    print("+ " + " ".join(argv), flush=True)
-    try:
-        done = subprocess.run(argv, env=env, timeout=max(min(deadline + STARTUP_GRACE_S, hard_limit) - time.time(), 1))
-        exit_code = done.returncode
-    except subprocess.TimeoutExpired:
-        exit_code = -1
-    child = json.loads(result_file.read_text()) if result_file.exists() else {}
+    argv, extra = harness.UNDER_SHIM(argv, shim, stats_pattern, False)
+    exit_code, _ = harness.run_process(f"{name} under the shim", argv, {**harness.clean_environment(), **extra},
+                                       max(min(deadline + STARTUP_GRACE_S, hard_limit) - time.time(), 1))
+    child = harness.read_json(result_file)
     child["exit_code"] = exit_code
     if exit_code != 0 and not child.get("error"):
-        child["error"] = "timed out" if exit_code == -1 else f"exit status {exit_code} (its output is in the log)"
-    return child, read_stats(stats_pattern)
+        child["error"] = harness.failure(exit_code)
+    return child, harness.read_stats(stats_pattern)[0]
 
 
 def parse_conditions(text):
@@ -140,7 +99,7 @@ def parent(args):
     if unknown or not names:
         raise SystemExit(f"ab: unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
     conditions = parse_conditions(args.conditions)
-    shim = args.shim or find_shim()
+    shim = args.shim or harness.find_shim("ab")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     start = time.time()
@@ -161,7 +120,7 @@ def parent(args):
             report["error"] = child.get("error", "the shim's switch is missing")
             report["passed"] = False
             report["markdown"] = f"## In-process A/B (gpu/pytorch/ab.py)\n\nNOT RUN: {report['error']}\n"
-            write_outputs(args, report)
+            harness.write_report(args, report)
             return 2
         measured.append((name, child, stats))
     return finish(args, report, measured, start)
@@ -196,7 +155,7 @@ def finish(args, report, measured, start):
     report["elapsed_s"] = round(time.time() - start, 1)
     report["passed"] = status == 0
     report["markdown"] = markdown(report)
-    write_outputs(args, report)
+    harness.write_report(args, report)
     print("\n" + report["markdown"])
     for row in report["rows"]:
         if "target_passed" in row:
@@ -210,43 +169,19 @@ def finish(args, report, measured, start):
     return status
 
 
-def write_outputs(args, report):
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
-    if args.markdown and report.get("markdown"):
-        Path(args.markdown).write_text(report["markdown"])
-
-
 # ------------------------------------------------------------------------------------------------
 # Child mode (torch from here on)
-
-def load_switch():
-    """The shim's run-time switch from the global scope, where LD_PRELOAD put the shim; None if absent."""
-    process = ctypes.CDLL(None)
-    try:
-        get, put = process.cudnn_fastpath_features, process.cudnn_fastpath_set_features
-    except AttributeError:
-        return None
-    get.restype, get.argtypes = ctypes.c_uint, []
-    put.restype, put.argtypes = ctypes.c_uint, [ctypes.c_uint]
-    return get, put
-
-
-def shim_mapped():
-    with open("/proc/self/maps") as maps:
-        return any("libcudnn_fastpath" in line for line in maps)
-
 
 class Census:
     """What the shim did over the timed iterations, per features in effect: its counters read with
     cudnn_fastpath_stats just before and just after each block's timed loop (outside it)."""
 
     def __init__(self):
-        self.counters = ShimCounters.find()
         self.by_features = {}  # features in effect -> {"iterations": timed iterations, "counts": {...}}
 
-    def read(self):
-        return self.counters.read() if self.counters else None
+    @staticmethod
+    def read():
+        return harness.read_counters()
 
     def add(self, in_effect, before, after, iterations):
         """Adds one block's counts; returns the ops replayed in it (None when not counted)."""
@@ -262,27 +197,23 @@ class Census:
 
 
 def child(args):
-    switch = load_switch()
+    switch = harness.switch_or_explain("ab", args.result, "run ab.py without --child", workload=args.child)
     if switch is None:
-        why = ("the shim is loaded but exports no cudnn_fastpath_set_features (an older build?)" if shim_mapped()
-               else "the shim is not loaded (run under scripts/cudnn-fastpath, or run ab.py without --child)")
-        print(f"ab: {why}", file=sys.stderr)
-        Path(args.result).write_text(json.dumps({"workload": args.child, "error": why}))
-        return 2
+        return harness.EXIT_NO_SHIM
     features, set_features = switch
 
     import torch
-    import ab_workloads
+    import workloads
 
     if not torch.cuda.is_available():
         print("ab: SKIPPED: no CUDA device", file=sys.stderr)
         Path(args.result).write_text(json.dumps({"workload": args.child, "error": "no CUDA device"}))
-        return 77
+        return harness.EXIT_NO_GPU
     spec = WORKLOADS[args.child]
     timed, warmup, drop = spec["timed"], spec["warmup"], spec.get("drop", False)
     conditions = parse_conditions(args.conditions)
     compared = spec.get("compare", True)
-    step, context = ab_workloads.make_workload(args.child, torch.device("cuda"))
+    step, context = workloads.make_workload(args.child, torch.device("cuda"))
     census = Census()
     iterations_by_features = {}  # features in effect -> iterations run with them (warm-ups included)
 
@@ -341,7 +272,7 @@ def child(args):
         for _ in range(plans):
             reference = step()
         torch.cuda.synchronize()
-        # A step whose output depends on which of its inputs it took says which (ab_workloads.py):
+        # A step whose output depends on which of its inputs it took says which (workloads.py):
         # one reference per input, every feature off.
         variant, variants = getattr(step, "which", lambda: None), getattr(step, "variants", 1)
         references = {variant(): [t.clone() for t in reference]}
@@ -358,46 +289,33 @@ def child(args):
             return not compared or (reference is not None
                                     and all(torch.equal(a, b) for a, b in zip(out, reference)))
 
-        # No garbage collection inside the timed loops: what exists now is frozen, the rest waits.
-        gc.collect()
-        gc.freeze()
-        gc.disable()
+        other_output = 0
+
+        def pair(_, condition, order):
+            """Both blocks from the same inputs (workloads.positioned); the pair after goes on."""
+            nonlocal other_output
+            measured = {}
+            mark = step.tell() if hasattr(step, "tell") else None
+            for which, asked in order:
+                if mark is not None:
+                    step.seek(mark)
+                measured[which], out = block(asked)
+                other_output += not same_as_reference(out)
+                del out
+            return measured
+
+        def progress(r, pairs, seconds):
+            gains = {CONDITION_NAMES[c]: statistics.fmean(p["off"]["cpu_ns"] - p["on"]["cpu_ns"]
+                                                          for p in pairs if p["condition"] == c) / 1000
+                     for c in conditions}
+            print(f"ab {args.child}: {r + 1}/{args.pairs} rounds, {seconds:.0f} s; "
+                  "mean CPU gain so far (µs/iter): " + ", ".join(f"{k} {v:+.2f}" for k, v in gains.items()),
+                  flush=True)
+
         census.by_features.clear()  # counted from the measured rounds on
-        rng = random.Random(f"{args.seed}/{args.child}")
-        pairs, other_output, round_seconds, stopped = [], 0, 0.0, False
-        started = last_progress = time.monotonic()
-        progress_every = max(1, args.pairs // 10)
-        for r in range(args.pairs):
-            if r >= MIN_ROUNDS and time.time() + 1.2 * round_seconds > args.deadline:
-                stopped = True
-                break
-            round_start = time.monotonic()
-            # Conditions in a random order within the round; off first in even rounds, last in odd.
-            on_first = r % 2 == 1
-            for condition in rng.sample(conditions, len(conditions)):
-                order = (("on", condition), ("off", 0)) if on_first else (("off", 0), ("on", condition))
-                measured = {}
-                # Both blocks from the same inputs (ab_workloads.positioned); the pair after goes on.
-                mark = step.tell() if hasattr(step, "tell") else None
-                for which, asked in order:
-                    if mark is not None:
-                        step.seek(mark)
-                    measured[which], out = block(asked)
-                    other_output += not same_as_reference(out)
-                    del out
-                pairs.append({"round": r, "condition": condition, "on_first": on_first, **measured})
-            round_seconds = time.monotonic() - round_start
-            if (r + 1) % progress_every == 0 or time.monotonic() - last_progress > PROGRESS_S:
-                last_progress = time.monotonic()
-                gains = {CONDITION_NAMES[c]: statistics.fmean(p["off"]["cpu_ns"] - p["on"]["cpu_ns"]
-                                                              for p in pairs if p["condition"] == c) / 1000
-                         for c in conditions}
-                print(f"ab {args.child}: {r + 1}/{args.pairs} rounds, {time.monotonic() - started:.0f} s; "
-                      "mean CPU gain so far (µs/iter): " + ", ".join(f"{k} {v:+.2f}" for k, v in gains.items()),
-                      flush=True)
-        measure_seconds = time.monotonic() - started
-        gc.enable()
-        gc.unfreeze()
+        pairs, stopped, measure_seconds = harness.paired_rounds(
+            args.pairs, time.monotonic() + (args.deadline - time.time()), conditions, pair,
+            random.Random(f"{args.seed}/{args.child}"), progress=progress, every=max(1, args.pairs // 10))
         set_features(features_at_start)
 
     rounds = len(pairs) // len(conditions)
@@ -422,11 +340,7 @@ def child(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(REPO / "out" / "ab"),
-                        help="folder for the children's files (default: out/ab in the checkout, git-ignored)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the tables here")
+    harness.add_parent_arguments(parser, "ab")
     parser.add_argument("--seconds", type=float, default=150,
                         help="time budget of the whole run, children's start included (default 150)")
     parser.add_argument("--pairs", type=int, default=400,

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from abstats import paired_summary, table_lines, us  # noqa: E402
+from abstats import judge_target, paired_summary, table_lines, us  # noqa: E402
 import shimstats  # noqa: E402
 
-from ab_workloads import FLOORS, TARGETS  # noqa: E402
+from workloads import FLOORS, TARGETS  # noqa: E402
 
 METRICS = {"cpu": "main-thread CPU time of the enqueue",
            # A training step's backward runs on autograd's own thread, which the main thread waits for.
@@ -80,9 +80,7 @@ def analyse_workload(name, child, condition_names, seed, resamples):
             if metric == "cpu":
                 target = TARGETS.get((name, condition))
                 if target is not None:
-                    row["target_percent"] = target
-                    row["target_passed"] = ("gain_percent" in row and row["gain_percent"] >= target
-                                            and row["ci_low_ns"] > 0)
+                    judge_target(row, target)
             rows.append(row)
     return rows
 

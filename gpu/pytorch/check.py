@@ -46,11 +46,10 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 import shimstats  # noqa: E402  the replay counters, read by key
-# What the parts share; UNDER_SHIM and clean_environment are also how ab.py, torchrun_check.py and
-# gpu/dlsym run their programs (check.UNDER_SHIM, check.clean_environment).
-from checklib import (PARALLEL_RUNS, UNDER_SHIM, Checks, Run, check_counts, check_graphs, check_packs,  # noqa: E402,F401
-                      clean_environment, graph_numbers, pack_numbers, run_all, same_bytes, via_environment,
-                      via_launcher, within_spread)
+# What the parts share (checklib.py); how a program runs under the shim, UNDER_SHIM, is harness.py's.
+from checklib import (PARALLEL_RUNS, Checks, Run, check_counts, check_graphs, check_packs,  # noqa: E402
+                      graph_numbers, pack_numbers, run_all, same_bytes, within_spread)
+from harness import UNDER_SHIM  # noqa: E402
 
 INFER = ["infer", "--iters", "200"]
 STREAMS = ["streams", "--iters", "200", "--switch-every", "5"]

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import shimstats  # noqa: E402  the replay counters, read by key
+# How a program runs under the shim (UNDER_SHIM: the launcher) and the environment it starts from.
+from harness import UNDER_SHIM, clean_environment, read_stats, via_environment  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 WORKLOAD = HERE / "workload.py"
-LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
 
 RUN_TIMEOUT_S = 120  # one process (cuDNN builds the SDPA graphs at their first call)
 PARALLEL_RUNS = 8  # processes at a time, all on the one GPU (the H200 machine has 16 cores)
@@ -31,46 +31,6 @@ PACK_KEYS = ("variant_packs", "packs_proxied", "pack_hits", "pack_misses", "pack
 GRAPH_KEYS = ("graphs", "graphs_captured", "graph_launches", "direct_executes", "graph_refusals_capturing",
               "graph_refusals_host_pointer", "graph_refusals_context", "graph_refusals_churn",
               "graph_refusals_failed", "graph_refusals_full", "graph_evictions")
-
-
-# How a program is started under the shim: by the environment, or by the launcher. Each returns
-# (argv, environment additions); UNDER_SHIM below picks one. no_packs turns the variant-pack cache off,
-# no_graphs graph replay, no_relocation the replay of calls whose tensors moved.
-def via_environment(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False,
-                    no_relocation=False):
-    env = {"LD_PRELOAD": shim, "CUDNN_FASTPATH_STATS_FILE": stats_file}
-    if no_graphs:
-        env["CUDNN_FASTPATH_GRAPHS"] = "0"
-    if no_relocation:
-        env["CUDNN_FASTPATH_RELOCATE"] = "0"
-    if verify:
-        env["CUDNN_FASTPATH_VERIFY"] = "1"
-    if verbose:
-        env["CUDNN_FASTPATH_VERBOSE"] = "1"
-    if no_packs:
-        env["CUDNN_FASTPATH_VARIANT_PACKS"] = "0"
-    return argv, env
-
-
-def via_launcher(argv, shim, stats_file, verify, verbose=False, no_packs=False, no_graphs=False,
-                 no_relocation=False):
-    options = (["--stats-file", stats_file] + (["--verify"] if verify else []) + (["--verbose"] if verbose else [])
-               + (["--no-variant-packs"] if no_packs else []) + (["--no-graphs"] if no_graphs else [])
-               + (["--no-relocation"] if no_relocation else []))
-    # CUDNN_FASTPATH_SHIM: the launcher preloads this very build, not whatever copy it would find.
-    return [str(LAUNCHER), *options, "--", *argv], {"CUDNN_FASTPATH_SHIM": shim}
-
-
-UNDER_SHIM = via_launcher  # or via_environment: LD_PRELOAD and the variables set directly
-
-
-def clean_environment():
-    """The caller's environment without any shim setting: each run gets only its own."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CUDNN_FASTPATH_") and k != "LD_PRELOAD"}
-    env["PYTHONUNBUFFERED"] = "1"
-    env["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
-    return env
 
 
 def key_values(text):
@@ -143,11 +103,9 @@ class Run:
         self.seconds = time.monotonic() - start
         self.printed = key_values(self.out)
         # One file per process that used cuDNN; the workload is one process.
-        files = sorted(glob.glob(self.stats_pattern.replace("%p", "*")))
-        stats = [json.loads(Path(f).read_text()) for f in files]
-        if stats:
-            self.stats = max(stats, key=lambda s: s.get("set_stream_calls", 0))
-            self.stats["files"] = len(stats)
+        self.stats, files = read_stats(self.stats_pattern)
+        if self.stats:
+            self.stats["files"] = files
         if self.tracer_report.exists():
             self.tracer = json.loads(self.tracer_report.read_text())
         return self

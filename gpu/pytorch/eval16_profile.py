@@ -9,7 +9,7 @@ with every feature on (31) as well; without the shim it measures the variants al
 whole processes of the same program differ by more than what is looked for (docs/ab-method.md,
 "Why one process"). The variants, each eval16 with one thing changed:
 
-    eval16            workload.py's Net (16 conv+bn+ReLU, the mean, a Linear head), torch.no_grad(),
+    eval16            models.py's Net (16 conv+bn+ReLU, the mean, a Linear head), torch.no_grad(),
                       each iteration's outputs kept until the next (ab.py's eval16)
     eval16_drop       its outputs dropped at once
     eval16_inference  torch.inference_mode() instead of torch.no_grad()
@@ -23,7 +23,6 @@ mean paired difference from eval16 with a bootstrap 95% interval. Then torch.pro
 one eval16 iteration (features off), its ops by self CPU time.
 """
 import argparse
-import ctypes
 import json
 import random
 import statistics
@@ -34,31 +33,26 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
+import harness  # noqa: E402  the shim's switch
 from abstats import bootstrap_mean_ci  # noqa: E402
+from harness import ALL, WARMUP  # noqa: E402
 
+import models  # noqa: E402  first: it sets CUBLAS_WORKSPACE_CONFIG before cuBLAS starts
 import torch  # noqa: E402
 
-import models  # noqa: E402
-import workload  # noqa: E402
-
-WARMUP, TIMED = 8, 2
-ALL = 31
+TIMED = 2
 
 
 def feature_switch():
-    """The shim's cudnn_fastpath_set_features, or None without the shim."""
-    try:
-        put = ctypes.CDLL(None).cudnn_fastpath_set_features
-    except AttributeError:
-        return None
-    put.restype, put.argtypes = ctypes.c_uint, [ctypes.c_uint]
-    return put
+    """The shim's set_features (a mask in, the features in effect out), or None without the shim."""
+    switch = harness.switch()
+    return switch[1] if switch else None
 
 
 def variants(device):
     """name -> (context factory, step, whether the step's output is kept)."""
-    net = workload.make_net(device).eval()
-    x = workload.make_inputs(1, 1, device)[0]
+    net = models.make_net(device).eval()
+    x = models.make_inputs(1, 1, device)[0]
     plain = models.conv_bn_stack(device).eval()
     y = models.images(1, 1, device)[0]
     return {

@@ -48,98 +48,29 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 sys.path[:0] = [str(HERE.parent), str(HERE)]
-import ab  # noqa: E402  the feature switch, the shim's whereabouts, the statistics file
-import check  # noqa: E402  how a program runs under the shim, and the clean environment
+import harness  # noqa: E402  the shim's whereabouts and switch, the children, the statistics file
 import shimstats  # noqa: E402
-from abstats import paired_summary, table_lines  # noqa: E402
+from abstats import judge_target, paired_summary, table_lines  # noqa: E402
+from harness import ALL, CONDITION_NAMES, EXIT_NO_GPU, EXIT_NO_SHIM  # noqa: E402
+from workloads import MODELS, NEW_TOKENS, PROMPT_LENGTHS, Generation  # noqa: E402
 
-MODELS = {
-    "llama": "LlamaForCausalLM, random weights: 4 layers, hidden 512, 8 heads, FFN 1376, vocabulary 32000, "
-             "bf16, no biases (cublasGemmEx)",
-    "gpt2": "GPT2LMHeadModel, random weights: 4 layers, 512 wide, 8 heads, vocabulary 32000, bf16, Conv1D "
-            "with biases (cublasLtMatmul)",
-}
-VOCAB, NEW_TOKENS = 32000, 32
-PROMPT_LENGTHS = (5, 30, 12, 47, 8, 23, 38, 17)  # the order the generates take them in, again and again
 BLOCK_WARMUP, BLOCK_TIMED = 2, 4  # generates per long block after the switch, and timed
 MIN_PAIRS = 6  # long-block pairs run even past the model's share of the budget (not past --timeout's)
 STEADY_SHARE = 0.45  # of a model's time: the steady stretches; the long blocks get the rest
 STRETCH_MIN, STRETCH_MAX = 8, 96  # timed generates per stretch
 REPLAYED_TARGET = 80.0  # percent of the cuBLAS(Lt) calls replayed in steady state
 GAIN_TARGET = 5.0  # percent less CPU time per generate, the interval above zero
-EXIT_NO_SHIM, EXIT_NO_GPU = 2, 77
 
 
 # ------------------------------------------------------------------------------------------------
 # Child mode (torch and transformers from here on)
-
-def build(name, torch, device):
-    """(model, prompts): the model with random weights, greedy generation set in its generation
-    config (NEW_TOKENS new tokens exactly: no end-of-sequence token), and one (ids, mask) per prompt."""
-    import transformers
-    transformers.logging.set_verbosity_error()
-    torch.manual_seed(0)
-    tokens = {"bos_token_id": 1, "eos_token_id": None, "pad_token_id": 0}
-    if name == "llama":
-        config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=512, intermediate_size=1376,
-                                          num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=8,
-                                          max_position_embeddings=256, **tokens)
-        model = transformers.LlamaForCausalLM(config)
-    else:
-        config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=512, n_layer=4, n_head=8,
-                                         **tokens)
-        model = transformers.GPT2LMHeadModel(config)
-    model = model.to(device=device, dtype=torch.bfloat16).eval()
-    settings = model.generation_config
-    settings.max_new_tokens, settings.min_new_tokens = NEW_TOKENS, None
-    settings.do_sample, settings.num_beams = False, 1
-    settings.eos_token_id, settings.pad_token_id = None, 0
-    generator = torch.Generator().manual_seed(3)
-    prompts = []
-    for length in PROMPT_LENGTHS:
-        ids = torch.randint(3, VOCAB, (1, length), generator=generator).to(device)
-        prompts.append((ids, torch.ones_like(ids)))
-    return model, prompts
-
-
-class Generation:
-    """One model's generate() on the prompts in turn, timed or not."""
-
-    def __init__(self, name, torch, device):
-        self.torch = torch
-        self.model, self.prompts = build(name, torch, device)
-
-    def run(self, i):
-        ids, mask = self.prompts[i]
-        return self.model.generate(input_ids=ids, attention_mask=mask)
-
-    def timed(self, i):
-        """(output, main-thread CPU ns of the call, wall ns of the call and a synchronize)."""
-        wall_start = time.perf_counter_ns()
-        cpu_start = time.thread_time_ns()
-        out = self.run(i)
-        cpu_end = time.thread_time_ns()
-        self.torch.cuda.synchronize()
-        return out, cpu_end - cpu_start, time.perf_counter_ns() - wall_start
-
-    def new_tokens(self, i, out):
-        return out[0, self.prompts[i][0].shape[1]:].tolist()
-
-    def passes(self, count):
-        for _ in range(count):
-            for i in range(len(self.prompts)):
-                self.run(i)
-        self.torch.cuda.synchronize()
-
 
 def versions(torch):
     import transformers
@@ -186,7 +117,7 @@ def child_reference(args):
     if torch is None:
         return code
     device = torch.device("cuda")
-    result = {"versions": versions(torch), "shim_mapped": ab.shim_mapped(), "models": {}}
+    result = {"versions": versions(torch), "shim_mapped": harness.shim_mapped(), "models": {}}
 
     def measure(name, deadline):
         g = Generation(name, torch, device)
@@ -196,23 +127,16 @@ def child_reference(args):
 
 
 def child_ab(args):
-    switch = ab.load_switch()
+    switch = harness.switch_or_explain("generate_ab", args.result)
     if switch is None:
-        why = ("the shim is loaded but exports no cudnn_fastpath_set_features (an older build?)" if ab.shim_mapped()
-               else "the shim is not loaded (run under scripts/cudnn-fastpath, or without --child)")
-        print(f"generate_ab: {why}", file=sys.stderr)
-        write_json(args.result, {"error": why})
         return EXIT_NO_SHIM
     features, set_features = switch
     torch, code = start_child(args)
     if torch is None:
         return code
     device = torch.device("cuda")
-    counters = shimstats.ShimCounters.find()
-    result = {"versions": versions(torch), "counted": counters is not None, "models": {}}
-
-    def read():
-        return counters.read() if counters else None
+    result = {"versions": versions(torch), "counted": harness.counters_exported(), "models": {}}
+    read = harness.read_counters
 
     def moved(before, after):
         return {k: v for k, v in shimstats.delta(before, after).items() if v} if before and after else None
@@ -224,7 +148,7 @@ def child_ab(args):
         # plans and heuristics: every feature off.
         g.run(0)
         entry = {"what": MODELS[name], "features_at_start": features()}
-        entry["capable"] = set_features(ab.ALL)
+        entry["capable"] = set_features(ALL)
         set_features(0)
         g.passes(2)
         start = time.perf_counter()
@@ -232,7 +156,7 @@ def child_ab(args):
         torch.cuda.synchronize()
         entry["generate_s"] = (time.perf_counter() - start) / len(reference)
         # In the same process: every feature on, after a warm-up pass, against every feature off.
-        entry["in_effect_on"] = set_features(ab.ALL)
+        entry["in_effect_on"] = set_features(ALL)
         g.passes(1)
         on_ids = [g.new_tokens(i, g.run(i)) for i in prompts]
         entry["ids_on"] = on_ids
@@ -271,7 +195,7 @@ def child_ab(args):
             for r in range(args.stretches):
                 if r and time.time() > args.hard_deadline:
                     break
-                arms = (("on", ab.ALL), ("off", 0)) if r % 2 == 0 else (("off", 0), ("on", ab.ALL))
+                arms = (("on", ALL), ("off", 0)) if r % 2 == 0 else (("off", 0), ("on", ALL))
                 entry["stretches"].append({which: stretch(asked, lambda k: k % len(g.prompts), len(g.prompts), timed)
                                            for which, asked in arms})
                 print(f"generate_ab {name}: steady round {r + 1}/{args.stretches}, {timed} generates a stretch",
@@ -283,7 +207,7 @@ def child_ab(args):
             while ((len(entry["pairs"]) < MIN_PAIRS and time.time() + pair_s < args.hard_deadline)
                    or time.time() + pair_s < deadline):
                 k = len(entry["pairs"])
-                arms = (("on", ab.ALL), ("off", 0)) if k % 2 == 1 else (("off", 0), ("on", ab.ALL))
+                arms = (("on", ALL), ("off", 0)) if k % 2 == 1 else (("off", 0), ("on", ALL))
                 pair = {"on_first": k % 2 == 1}
                 for which, asked in arms:
                     block = stretch(asked, lambda j: (k * BLOCK_TIMED + j) % len(g.prompts), BLOCK_WARMUP,
@@ -307,7 +231,7 @@ def summary_rows(model, measure, off, on, expected, not_as_asked, args):
     """The table's rows (cpu, wall) of one model and measure: paired off and on times (ns)."""
     rows = []
     for metric in ("cpu", "wall"):
-        row = {"workload": f"{model} {measure}", "condition": ab.CONDITION_NAMES.get(expected, str(expected)),
+        row = {"workload": f"{model} {measure}", "condition": CONDITION_NAMES.get(expected, str(expected)),
                "metric": metric, "pairs": len(off[metric]), "features_not_as_asked": not_as_asked}
         row.update(paired_summary(off[metric], on[metric], args.resamples,
                                   seed=f"{args.seed}/{model}/{measure}/{metric}"))
@@ -316,8 +240,7 @@ def summary_rows(model, measure, off, on, expected, not_as_asked, args):
             row["ratio"] = row["on_mean_ns"] / row["off_mean_ns"]
             row["ratio_ci"] = [1 - row["ci_high_percent"] / 100, 1 - row["ci_low_percent"] / 100]
         if metric == "cpu":
-            row["target_percent"] = GAIN_TARGET
-            row["target_passed"] = "gain_percent" in row and row["gain_percent"] >= GAIN_TARGET and row["ci_low_ns"] > 0
+            judge_target(row, GAIN_TARGET)
         rows.append(row)
     return rows
 
@@ -345,7 +268,7 @@ def replay(blocks, generates):
 
 def analyse_model(name, entry, references, args):
     """The rows and the findings of one model."""
-    expected = ab.ALL & entry.get("capable", ab.ALL)
+    expected = ALL & entry.get("capable", ALL)
     found = {"what": entry.get("what", MODELS.get(name, "")), "rows": []}
     stretches, pairs = entry.get("stretches", []), entry.get("pairs", [])
     off = {m: [v for s in stretches for v in s["off"][f"{m}_ns"]] for m in ("cpu", "wall")}
@@ -494,28 +417,11 @@ def write_json(path, payload):
         Path(path).write_text(json.dumps(payload, indent=1))
 
 
-def read_json(path):
-    with contextlib.suppress(OSError, ValueError):
-        return json.loads(Path(path).read_text())
-    return {}
-
-
-def run_process(label, argv, env, timeout):
-    print(f"+ [{label}] " + " ".join(argv), flush=True)
-    start = time.monotonic()
-    try:
-        code = subprocess.run(argv, env=env, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        code = -1
-        print(f"generate_ab: {label} killed after {timeout:.0f} s", flush=True)
-    return code, round(time.monotonic() - start, 1)
-
-
 def parent(args):
     unknown = [n for n in args.models.split(",") if n and n not in MODELS]
     if unknown or not args.models:
         raise SystemExit(f"generate_ab: unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
-    shim = args.shim or ab.find_shim()
+    shim = args.shim or harness.find_shim("generate_ab")
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     for stale in work.glob("generate-*"):
@@ -524,17 +430,14 @@ def parent(args):
     start = time.time()
     report = {"program": "gpu/pytorch/generate_ab.py", "title": "Greedy generation under the shim", "shim": shim,
               "seconds": args.seconds, "models": args.models, "seed": args.seed, "resamples": args.resamples,
-              "targets": {"gain_percent": GAIN_TARGET, "replayed_percent": REPLAYED_TARGET}, "references": []}
+              "targets": {"gain_percent": GAIN_TARGET, "replayed_percent": REPLAYED_TARGET}}
     base = [sys.executable, str(Path(__file__).resolve()), "--models", args.models]
     # 1. Without the shim at all: the token ids to compare with.
-    for i in range(1, args.references + 1):
-        label, result = f"reference {i} (no shim)", work / f"generate-reference-{i}.json"
-        code, seconds = run_process(label, [*base, "--child", "reference", "--result", str(result),
-                                            "--deadline", f"{time.time() + args.timeout:.3f}"],
-                                    check.clean_environment(), args.timeout)
-        report["references"].append({"label": label, "exit_code": code, "seconds": seconds, **read_json(result)})
-        if code == EXIT_NO_GPU:
-            break
+    report["references"] = harness.reference_runs(
+        args.references, work, "generate",
+        lambda i, result: [*base, "--child", "reference", "--result", str(result),
+                           "--deadline", f"{time.time() + args.timeout:.3f}"],
+        harness.clean_environment(), args.timeout)
     # 2. Under the launcher, with a statistics file.
     stats_pattern = str(work / "generate-stats-%p.json")
     result = work / "generate-shim.json"
@@ -543,15 +446,13 @@ def parent(args):
     argv = [*base, "--child", "ab", "--result", str(result), "--deadline", f"{now + args.seconds:.3f}",
             "--hard-deadline", f"{now + args.seconds + max(args.timeout - 60, 0):.3f}", "--stretches",
             str(args.stretches)]
-    argv, extra = check.UNDER_SHIM(argv, shim, stats_pattern, False)
-    env = check.clean_environment()
-    env.update(extra)
-    code, seconds = run_process("under the shim", argv, env, args.seconds + args.timeout)
-    child = {"exit_code": code, "seconds": seconds, **read_json(result)}
+    child = harness.shim_run(argv, shim, stats_pattern, harness.clean_environment(), args.seconds + args.timeout,
+                             result)
+    code = child["exit_code"]
     if code != 0 and not child.get("error") and not any(m.get("error") for m in child.get("models", {}).values()):
-        child["error"] = "timed out" if code == -1 else f"exit status {code} (its output is in the log)"
+        child["error"] = harness.failure(code)
     report["child"] = child
-    report["stats"] = ab.read_stats(stats_pattern)
+    report["stats"] = harness.read_stats(stats_pattern)[0]
     if code in (EXIT_NO_SHIM, EXIT_NO_GPU):
         report["error"] = child.get("error") or "no shim or no GPU"
     return finish(args, report, start, code if code in (EXIT_NO_SHIM, EXIT_NO_GPU) else None)
@@ -561,16 +462,14 @@ def finish(args, report, start, forced=None):
     status = analyse(report, args)
     report["elapsed_s"] = round(time.time() - start, 1)
     report["exit_status"] = forced if forced is not None else status
-    write_json(args.json, report)
-    if args.markdown:
-        Path(args.markdown).write_text(report["markdown"])
+    harness.write_report(args, report)
     print("\n" + report["markdown"])
     print(f"generate_ab: {report['summary_line']}")
     return report["exit_status"]
 
 
 def from_json(args):
-    report = read_json(args.from_json)
+    report = harness.read_json(args.from_json)
     if not report:
         raise SystemExit(f"generate_ab: cannot read {args.from_json}")
     report["resamples"], report["seed"] = args.resamples, args.seed
@@ -580,11 +479,7 @@ def from_json(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      epilog="docs/ab-method.md describes the method; the module docstring the steps.")
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(REPO / "out" / "generate"),
-                        help="folder for the children's files (default: out/generate in the checkout)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the report's markdown here")
+    harness.add_parent_arguments(parser, "generate")
     parser.add_argument("--seconds", type=float, default=120,
                         help="how long the run under the shim takes, its start included, shared by the models "
                              "(default 120; a model's minimum rounds may run past it, never past --timeout); the "

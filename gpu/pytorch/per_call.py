@@ -5,7 +5,7 @@ the shim (tests/tracer's libtracer_all.so) times each cuDNN and cuBLAS call the 
                         [--markdown FILE] [--workloads conv_bn16_fp32,bn16_train,stack_bias,stack_nobias]
                         [--blocks N] [--driver-tracer LIB] [--no-relocation-arm]
 
-Parent (standard library only): per workload (ab_workloads.py's), two processes of this program
+Parent (standard library only): per workload (workloads.py's), two processes of this program
 again as a child: one with the tracer alone (no shim: what each call costs without it), one with
 LD_PRELOAD="tracer shim" and a statistics file, whose child alternates blocks with every feature on
 (31) and every feature off (0, each call forwarded by the shim) in one process. Each block warms up
@@ -39,12 +39,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
-import checklib  # noqa: E402  the clean environment, how the shim is preloaded
-from shimstats import ShimCounters, delta, launches, replay_text  # noqa: E402
+import harness  # noqa: E402  the shim's switch and counters, the children, the clean environment
+from harness import ALL, WARMUP  # noqa: E402
+from shimstats import delta, launches, replay_text  # noqa: E402
 
 DEFAULT_WORKLOADS = ("conv_bn16_fp32", "bn16_train", "stack_bias", "stack_nobias", "mlp_fp32_train")
-TIMED, WARMUP, PLAN_ITERATIONS = 4, 8, 20
-ALL, OFF = 31, 0
+TIMED, PLAN_ITERATIONS = 4, 20
+OFF = 0
 # The calls reported, in this order (any the tracer saw and this list lacks come after them).
 FUNCTIONS = (
     "cudnnBackendExecute", "cudnnBatchNormalizationForwardInference", "cudnnBatchNormalizationForwardTrainingEx",
@@ -94,18 +95,15 @@ def child(args):
     if args.driver_tracer and driver is None:
         print(f"per_call: the driver tracer {args.driver_tracer} cannot be read", file=sys.stderr)
         return 2
-    process = ctypes.CDLL(None)
-    switch = getattr(process, "cudnn_fastpath_set_features", None)
-    if switch is not None:
-        switch.restype, switch.argtypes = ctypes.c_uint, [ctypes.c_uint]
+    shim = harness.switch()
+    switch = shim[1] if shim else None  # set_features; none in the process with the tracer alone
     import torch
-    import ab_workloads
+    import workloads
 
     if not torch.cuda.is_available():
         print("per_call: SKIPPED: no CUDA device", file=sys.stderr)
-        return 77
-    step, context = ab_workloads.make_workload(args.child, torch.device("cuda"))
-    counters = ShimCounters.find()
+        return harness.EXIT_NO_GPU
+    step, context = workloads.make_workload(args.child, torch.device("cuda"))
     arms = ("on", "off") if switch is not None else ("none",)
     blocks = {arm: [] for arm in arms}
     with context:
@@ -120,11 +118,11 @@ def child(args):
                 for _ in range(WARMUP):
                     step()
                 torch.cuda.synchronize()
-                before, shim_before = read(), counters.read() if counters else None
+                before, shim_before = read(), harness.read_counters()
                 driver_before = driver() if driver else None
                 for _ in range(TIMED):
                     step()
-                after, shim_after = read(), counters.read() if counters else None
+                after, shim_after = read(), harness.read_counters()
                 driver_after = driver() if driver else None
                 torch.cuda.synchronize()
                 moved = {n: (after[n][0] - before[n][0], after[n][1] - before[n][1]) for n in FUNCTIONS
@@ -153,7 +151,7 @@ def run_child(name, args, with_shim, relocate=True):
     result, stats = work / f"{label}.json", work / f"{label}.stats-%p.json"
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--result", str(result),
             "--blocks", str(args.blocks)]
-    env = checklib.clean_environment()
+    env = harness.clean_environment()
     env["CUDNN_TRACER_REPORT"] = str(work / f"{label}.tracer.json")
     if with_shim:
         # The tracer before the shim, set by hand (the launcher would put the shim first); the driver
@@ -167,14 +165,9 @@ def run_child(name, args, with_shim, relocate=True):
             env["CUDNN_FASTPATH_RELOCATE"] = "0"
     else:
         env["LD_PRELOAD"] = args.tracer
-    print(f"+ [{label}] LD_PRELOAD={env['LD_PRELOAD']} " + " ".join(argv), flush=True)
-    try:
-        code = subprocess.run(argv, env=env, timeout=RUN_TIMEOUT_S).returncode
-    except subprocess.TimeoutExpired:
-        code = -1
-    child = json.loads(result.read_text()) if code == 0 and result.exists() else {}
-    files = sorted(work.glob(f"{label}.stats-*.json"))
-    child["stats"] = json.loads(files[-1].read_text()) if files else None
+    code, _ = harness.run_process(f"{label}, LD_PRELOAD={env['LD_PRELOAD']}", argv, env, RUN_TIMEOUT_S)
+    child = harness.read_json(result) if code == 0 else {}
+    child["stats"] = harness.read_stats(str(stats))[0]
     child["exit_code"] = code
     return child
 
@@ -252,7 +245,7 @@ def markdown(report):
 
 
 def parent(args):
-    from ab_workloads import WORKLOADS  # plain data: no torch in the parent
+    from workloads import WORKLOADS  # plain data: no torch in the parent
 
     names = [n for n in args.workloads.split(",") if n]
     unknown = [n for n in names if n not in WORKLOADS]
@@ -267,9 +260,9 @@ def parent(args):
     for name in names:
         alone, shimmed = run_child(name, args, False), run_child(name, args, True)
         fixed = run_child(name, args, True, relocate=False) if args.no_relocation_arm else None
-        if 77 in (alone["exit_code"], shimmed["exit_code"]):
+        if harness.EXIT_NO_GPU in (alone["exit_code"], shimmed["exit_code"]):
             print("per_call: SKIPPED: no CUDA device")
-            return 77
+            return harness.EXIT_NO_GPU
         if alone["exit_code"] != 0 or shimmed["exit_code"] != 0 or "on" not in shimmed.get("blocks", {}):
             report["workloads"][name] = {"error": f"exit status {alone['exit_code']} alone, {shimmed['exit_code']} "
                                                   "under the shim" + ("" if "on" in shimmed.get("blocks", {}) else
@@ -300,10 +293,7 @@ def parent(args):
                                                                                                 "shim": shimmed}}
     report["elapsed_s"] = round(time.monotonic() - start, 1)
     report["markdown"] = markdown(report)
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
-    if args.markdown:
-        Path(args.markdown).write_text(report["markdown"])
+    harness.write_report(args, report)
     print("\n" + report["markdown"])
     return status
 

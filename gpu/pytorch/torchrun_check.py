@@ -2,7 +2,7 @@
 
     python3 torchrun_check.py --shim LIB --dir DIR [--nproc 2]   # launches torchrun, then reports
 
-Each rank runs the inference network of workload.py on its own GPU and all-reduces its output
+Each rank runs the inference network of workload.py (models.py's Net) on its own GPU and all-reduces its output
 through NCCL; the shim, preloaded into every rank, writes one statistics file per process. The
 report joins them to the ranks by pid and checks each rank as check.py checks one process. Needs
 two GPUs: gpu-check runs it only when it sees them.
@@ -21,15 +21,15 @@ def rank_main(directory, iterations):
     import torch
     import torch.distributed as dist
 
-    import workload
+    import models
 
     local_rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local_rank)  # before NCCL starts, so that each rank owns its GPU
     dist.init_process_group("nccl")
     rank = dist.get_rank()
     device = torch.device("cuda", local_rank)
-    net = workload.make_net(device).eval()
-    x = workload.make_inputs(1, 1, device)[0]
+    net = models.make_net(device).eval()
+    x = models.make_inputs(1, 1, device)[0]
     with torch.no_grad():
         for _ in range(iterations):
             out, _ = net(x)
@@ -43,8 +43,8 @@ def rank_main(directory, iterations):
 
 
 def launch(args):
-    sys.path.insert(0, str(HERE))
-    import check  # one place decides how programs run under the shim
+    sys.path.insert(0, str(HERE.parent))
+    import harness  # one place decides how programs run under the shim
 
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
@@ -52,8 +52,8 @@ def launch(args):
         stale.unlink()
     argv = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={args.nproc}",
             str(Path(__file__).resolve()), "--rank-dir", str(directory), "--iters", str(args.iters)]
-    argv, extra = check.UNDER_SHIM(argv, args.shim, str(directory / "stats-%p.json"), False)
-    env = check.clean_environment()
+    argv, extra = harness.UNDER_SHIM(argv, args.shim, str(directory / "stats-%p.json"), False)
+    env = harness.clean_environment()
     env.update(extra)
     print("+ " + " ".join(argv), flush=True)
     done = subprocess.run(argv, env=env, timeout=240)

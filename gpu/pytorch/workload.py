@@ -10,10 +10,10 @@
     python3 workload.py shapes  --sizes N --rounds R --out FILE
     python3 workload.py threads --threads T --iters N --out FILE
 
-A conv+batchnorm+ReLU network, batch 1 and 32x32 images in eval mode, so that the host (and with it
-cudnnSetStream, called before every cuDNN op) sets the pace. The sdpa modes run scaled-dot-product
-attention forced onto cuDNN (SDPBackend.CUDNN_ATTENTION): bf16, batch 1, 8 heads, 128 tokens, head
-dim 64, not causal. The modes that compute write the bytes of their results to --out, to be
+models.py's Net: a conv+batchnorm+ReLU network, batch 1 and 32x32 images in eval mode, so that the
+host (and with it cudnnSetStream, called before every cuDNN op) sets the pace. The sdpa modes run
+scaled-dot-product attention forced onto cuDNN (SDPBackend.CUDNN_ATTENTION): bf16, batch 1, 8 heads,
+128 tokens, head dim 64, not causal. The modes that compute write the bytes of their results to --out, to be
 compared bit for bit between runs (sdpa_train writes float32, so that check.py can also measure how
 far two runs are apart). Everything else is printed as key=value lines.
 
@@ -22,116 +22,24 @@ capture is the program capturing its own CUDA graph of the network (torch.cuda.g
 it; shapes cycles through more image sizes than the shim's caches hold (packs and graphs are evicted
 and made again); threads runs the network in several threads at once, each on a stream of its own.
 """
+import argparse
 import os
+import statistics
+import sys
+import time
+from pathlib import Path
 
-# Deterministic cuBLAS (the linear head) needs a fixed workspace, set before cuBLAS starts.
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-import argparse  # noqa: E402
-import hashlib  # noqa: E402
-import statistics  # noqa: E402
-import time  # noqa: E402
-
+# Its folder on the path: gpu/pip-check runs it through runpy.run_path, which puts none there.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import models  # noqa: E402  first: it sets CUBLAS_WORKSPACE_CONFIG (deterministic cuBLAS) before cuBLAS starts
+import program  # noqa: E402
 import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+from models import CLASSES, SDPA_CAUSAL, SDPA_SHAPE, attention, make_inputs, make_net, make_qkv  # noqa: E402
+from program import write_tensors  # noqa: E402
 
-DEPTH = 16  # conv+bn+relu blocks: 32 cuDNN ops (so 32 cudnnSetStream calls) per forward
-WIDTH = 32
-IMAGE = 32
-CLASSES = 10
 CHUNK = 8  # iterations timed together; 8 x ~50 launches stays well inside the launch queue
-
-# Scaled-dot-product attention: (batch, heads, tokens, head dim), bf16. Small, so that the host's
-# work per call (and with it the variant pack PyTorch builds per cuDNN SDPA call) shows.
-SDPA_SHAPE = (1, 8, 128, 64)
-SDPA_CAUSAL = False  # full attention; cuDNN takes is_causal=True as well, this keeps one graph
 SDPA_SETS = 4  # distinct q/k/v sets cycled through: a cached pack must follow the pointers
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        layers, channels = [], 3
-        for _ in range(DEPTH):
-            layers += [nn.Conv2d(channels, WIDTH, 3, padding=1, bias=False),
-                       nn.BatchNorm2d(WIDTH), nn.ReLU(inplace=True)]
-            channels = WIDTH
-        self.features = nn.Sequential(*layers)
-        self.head = nn.Linear(WIDTH, CLASSES)
-
-    def forward(self, x):
-        features = self.features(x)
-        # A mean, not adaptive pooling: its backward is deterministic.
-        return self.head(features.mean(dim=(2, 3))), features
-
-
-def make_net(device):
-    torch.manual_seed(0)
-    net = Net()
-    with torch.no_grad():
-        # Running statistics away from 0 and 1, so that eval-mode batchnorm does real arithmetic.
-        for module in net.modules():
-            if isinstance(module, nn.BatchNorm2d):
-                module.running_mean.uniform_(-0.1, 0.1)
-                module.running_var.uniform_(0.5, 1.5)
-    return net.to(device)
-
-
-def make_inputs(count, batch, device):
-    generator = torch.Generator().manual_seed(1)
-    return torch.randn(count, batch, 3, IMAGE, IMAGE, generator=generator).to(device)
-
-
-def make_qkv(count, device, requires_grad=False):
-    """count (q, k, v) triples of SDPA_SHAPE in bf16, the same in every run."""
-    generator = torch.Generator().manual_seed(3)
-    return [tuple(torch.randn(SDPA_SHAPE, generator=generator).to(device, torch.bfloat16)
-                  .requires_grad_(requires_grad) for _ in range(3))
-            for _ in range(count)]
-
-
-def cudnn_attention():
-    """A context in which scaled_dot_product_attention may only use cuDNN (it raises otherwise)."""
-    return sdpa_kernel([SDPBackend.CUDNN_ATTENTION])
-
-
-def attention(q, k, v):
-    return F.scaled_dot_product_attention(q, k, v, is_causal=SDPA_CAUSAL)
-
-
-def write_tensors(path, tensors):
-    """The raw bytes of each tensor, in order; prints their SHA-256 for the log."""
-    digest = hashlib.sha256()
-    with open(path, "wb") as out:
-        for tensor in tensors:
-            tensor = tensor.detach().cpu().contiguous()
-            if tensor.dtype == torch.bfloat16:
-                tensor = tensor.view(torch.int16)  # numpy has no bf16: the same bytes as int16
-            data = tensor.numpy().tobytes()
-            out.write(data)
-            digest.update(data)
-    print(f"output_sha256={digest.hexdigest()}")
-
-
-def print_environment():
-    print(f"pid={os.getpid()}")
-    print(f"torch={torch.__version__}")
-    print(f"torch_cuda={torch.version.cuda}")
-    print(f"cudnn={torch.backends.cudnn.version()}")
-    print(f"device={torch.cuda.get_device_name()}")
-
-
-def print_loaded_libraries():
-    """Which cuDNN-related objects this process mapped (evidence of what was preloaded and loaded)."""
-    names = set()
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1]
-            if "cudnn" in path or "libcudart" in path:
-                names.add(path)
-    print(f"mapped={','.join(sorted(names))}")
 
 
 def infer(args):
@@ -219,7 +127,7 @@ def sdpa(args):
     # address, as in a real model: the shim's pack cache sees repeated packs (and must still follow
     # the q/k/v pointers, which cycle through SDPA_SETS sets).
     results = torch.empty((args.iters, *SDPA_SHAPE), dtype=torch.bfloat16, device=device)
-    with torch.no_grad(), cudnn_attention():
+    with torch.no_grad(), models.attention_backend("cudnn"):
         for i in range(args.iters):
             results[i].copy_(attention(*sets[i % len(sets)]))
     torch.cuda.synchronize()
@@ -236,7 +144,7 @@ def sdpa_train(args):
     upstream = [torch.randn(SDPA_SHAPE, generator=generator).to(device, torch.bfloat16) for _ in sets]
     # float32 holds every bf16 value exactly; check.py reads it with array('f').
     results = torch.empty((args.steps, 3, *SDPA_SHAPE), dtype=torch.float32, device=device)
-    with cudnn_attention():
+    with models.attention_backend("cudnn"):
         for step in range(args.steps):
             i = step % len(sets)
             out = attention(*sets[i])
@@ -259,15 +167,9 @@ def capture(args):
     net = make_net(device).eval()
     inputs = make_inputs(8, 1, device)
     static_input = inputs[0].clone()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.no_grad(), torch.cuda.stream(side):
-        for _ in range(3):  # the warm-up the CUDA-graph docs ask for (and cuDNN's plans)
-            net(static_input)
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.no_grad(), torch.cuda.graph(graph):
-        static_logits, static_features = net(static_input)
+    with torch.no_grad():
+        graph, (static_logits, static_features) = program.own_graph(lambda: net(static_input),
+                                                                    lambda: net(static_input))
     logits = []
     for i in range(args.iters):
         static_input.copy_(inputs[i % len(inputs)])
@@ -288,51 +190,22 @@ def shapes(args):
     iterations per size and round: more (handle, plan, pack) triples than the shim's caches hold."""
     device = torch.device("cuda")
     net = make_net(device).eval()
-    generator = torch.Generator().manual_seed(5)
-    sizes = [8 + 2 * i for i in range(args.sizes)]
-    inputs = [torch.randn(1, 3, size, size, generator=generator).to(device) for size in sizes]
-    logits = []
+    inputs = program.image_sizes(args.sizes, device)
     with torch.no_grad():
-        for _ in range(args.rounds):
-            for x in inputs:
-                for _ in range(2):
-                    out, _ = net(x)
-                    logits.append(out)
+        logits = program.cycled(inputs, args.rounds, lambda x: net(x)[0])
     torch.cuda.synchronize()
     write_tensors(args.out, [torch.stack(logits)])
-    print(f"iterations={args.rounds * len(sizes) * 2}")
-    print(f"sizes={len(sizes)}")
+    print(f"iterations={args.rounds * len(inputs) * 2}")
+    print(f"sizes={len(inputs)}")
 
 
 def threads(args):
     """--threads threads at once, each with its own stream and inputs, the same network (one cuDNN
     handle per thread in PyTorch); each thread's outputs written in thread order."""
-    import threading
-
     device = torch.device("cuda")
     net = make_net(device).eval()
     inputs = make_inputs(args.threads, 1, device)
-    torch.cuda.synchronize()
-    results = [None] * args.threads
-    barrier = threading.Barrier(args.threads)
-
-    def run(index):
-        stream = torch.cuda.Stream()
-        logits = []
-        with torch.no_grad(), torch.cuda.stream(stream):
-            barrier.wait()
-            for _ in range(args.iters):
-                out, _ = net(inputs[index])
-                logits.append(out)
-        stream.synchronize()
-        results[index] = torch.stack(logits)
-
-    workers = [threading.Thread(target=run, args=(i,)) for i in range(args.threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    torch.cuda.synchronize()
+    results = program.on_threads(args.threads, args.iters, lambda index: net(inputs[index])[0], torch.no_grad)
     write_tensors(args.out, results)
     print(f"iterations={args.iters * args.threads}")
     print(f"threads={args.threads}")
@@ -396,13 +269,10 @@ def main():
     mode.add_argument("--warmup", type=int, default=50)
     args = parser.parse_args()
 
-    if not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device")
-        raise SystemExit(77)
-    print_environment()
+    program.print_environment(program.device_or_skip())
     {"infer": infer, "streams": streams, "train": train, "time": timed, "sdpa": sdpa,
      "sdpa_train": sdpa_train, "capture": capture, "shapes": shapes, "threads": threads}[args.mode](args)
-    print_loaded_libraries()
+    program.print_loaded_libraries()
 
 
 if __name__ == "__main__":

@@ -22,20 +22,14 @@ mode writes the bytes of its results to --out (float32 where check.py may measur
 prints key=value lines. --device cpu is a dry run of the code without a GPU (attention by
 PyTorch's choice; nothing of cuDNN's is called; capture and threads need CUDA streams).
 """
-import os
+import argparse
+import contextlib
 
-# Deterministic cuBLAS needs a fixed workspace, set before cuBLAS starts.
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import threading  # noqa: E402
-
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import models  # noqa: E402
-from workload import print_loaded_libraries, write_tensors  # noqa: E402
+import models  # first: it sets CUBLAS_WORKSPACE_CONFIG (deterministic cuBLAS) before cuBLAS starts
+import program
+import torch
+import torch.nn.functional as F
+from program import write_tensors
 
 STACK_SHAPE_LAYERS = 2  # the shapes case's stack: each length is new shapes for every matmul
 FULL_RECORD_ELEMENTS = 2_000_000  # training records keep every gradient and weight below this size
@@ -152,19 +146,14 @@ def capture(args, device):
         optimizer.step()
         return loss.detach()
 
-    static_input = inputs[0].clone()
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with attention(args), grad:
-        with torch.cuda.stream(side):
-            for _ in range(3):  # the warm-up the CUDA-graph docs ask for (and cuDNN's plans)
-                optimizer.zero_grad(set_to_none=True)
-                step(static_input)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
+    def warm():
         optimizer.zero_grad(set_to_none=True)
-        with torch.cuda.graph(graph):
-            static_out = step(static_input)
+        step(static_input)
+
+    static_input = inputs[0].clone()
+    with attention(args), grad:
+        graph, static_out = program.own_graph(warm, lambda: step(static_input),
+                                              before_capture=lambda: optimizer.zero_grad(set_to_none=True))
         # Results into tensors made beforehand, not lists of new ones (see train_steps).
         replayed = torch.empty((args.iters,) + tuple(static_out.shape), device=device)
         eager = torch.empty_like(replayed)
@@ -190,27 +179,9 @@ def threads(args, device):
     else:
         model = models.transformer(device, bias=True).eval()
         inputs = models.hidden_states(args.threads, device)
-    torch.cuda.synchronize()
-    results = [None] * args.threads
-    barrier = threading.Barrier(args.threads)
-
-    def run(index):
-        stream = torch.cuda.Stream()
-        outputs = []
-        with torch.inference_mode(), torch.cuda.stream(stream):
-            barrier.wait()
-            for _ in range(args.iters):
-                outputs.append(model(inputs[index]).float().sum(dim=1))
-        stream.synchronize()
-        results[index] = torch.stack(outputs)
-
     with attention(args):  # PyTorch's backend choice is process-wide: set once for every thread
-        workers = [threading.Thread(target=run, args=(i,)) for i in range(args.threads)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-    torch.cuda.synchronize()
+        results = program.on_threads(args.threads, args.iters, lambda index: model(inputs[index]).float().sum(dim=1),
+                                     torch.inference_mode)
     write_tensors(args.out, results)
     return {"iterations": args.iters * args.threads, "threads": args.threads}
 
@@ -219,23 +190,19 @@ def shapes(args, device):
     """--sizes input shapes (image sizes 8, 10, ...; or sequence lengths 16, 17, ...), cycled --rounds
     times, two iterations each: more distinct ops than the shim's caches hold. Each output is summed
     over its spatial or token axis (float32), which keeps every element's bits in play."""
-    generator = torch.Generator().manual_seed(5)
     if args.net == "convbn":
         model = models.conv_bn_stack(device).eval()
-        inputs = [torch.randn(1, 3, 8 + 2 * i, 8 + 2 * i, generator=generator).to(device) for i in range(args.sizes)]
+        inputs = program.image_sizes(args.sizes, device)
         reduce = (2, 3)
     else:
         args.attention = "math"  # no cuDNN attention graph to build per length: the matmuls are the point
         model = models.transformer(device, bias=args.bias, layers=STACK_SHAPE_LAYERS).eval()
+        generator = torch.Generator().manual_seed(5)
         inputs = [torch.randn(1, 16 + i, models.HIDDEN, generator=generator).to(device, torch.bfloat16)
                   for i in range(args.sizes)]
         reduce = 1
-    sums = []
     with torch.inference_mode(), attention(args):
-        for _ in range(args.rounds):
-            for x in inputs:
-                for _ in range(2):
-                    sums.append(model(x).float().sum(dim=reduce))
+        sums = program.cycled(inputs, args.rounds, lambda x: model(x).float().sum(dim=reduce))
     write_tensors(args.out, [torch.cat(sums)])
     return {"iterations": len(sums), "sizes": args.sizes}
 
@@ -288,21 +255,12 @@ def main():
         if name == "lstm":
             mode.add_argument("--steps", type=int, default=5)
     args = parser.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device")
-        raise SystemExit(77)
-    device = torch.device(args.device)
-    print(f"pid={os.getpid()}")
-    print(f"torch={torch.__version__}")
-    print(f"torch_cuda={torch.version.cuda}")
-    print(f"cudnn={torch.backends.cudnn.version() if args.device == 'cuda' else None}")
-    print(f"device={torch.cuda.get_device_name() if args.device == 'cuda' else 'cpu'}")
-    printed = {"convbn": convbn, "stack": stack, "capture": capture, "threads": threads, "shapes": shapes,
-               "lstm": lstm}[args.mode_name](args, device)
-    for key, value in printed.items():
-        print(f"{key}={value}")
+    device = program.device_or_skip(args.device)
+    program.print_environment(device)
+    program.print_values({"convbn": convbn, "stack": stack, "capture": capture, "threads": threads, "shapes": shapes,
+                          "lstm": lstm}[args.mode_name](args, device))
     print(f"attention={args.attention if args.device == 'cuda' else 'default'}")
-    print_loaded_libraries()
+    program.print_loaded_libraries()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ graph pointed at the call's tensors: cuBLASLt's matmul, cuBLAS's GEMMs (cublasGe
 cublasSgemm_v2 and cublasSgemmStridedBatched among them) and cuDNN's legacy batch norm. Each mode
 makes tensors move as real programs do, and writes the bytes of its results to --out:
 
-- generate: greedy generation with HF transformers (generate_ab.py's random-weight Llama and GPT-2,
-  bf16, 32 new tokens, 8 prompt lengths in turn): every generate()'s new token ids (int64). Its KV
+- generate: greedy generation with HF transformers (workloads.py's random-weight Llama and GPT-2,
+  generate_ab.py's, bf16, 32 new tokens, 8 prompt lengths in turn): every generate()'s new token ids (int64). Its KV
   cache grows and its activations move every token.
 - fresh: models.py's fp32 conv+BN network with a batch norm in front of it, eval, fed the next of a
   ring of RING inputs made beforehand every step, every output kept (as a program that holds its
@@ -45,25 +45,23 @@ capture, `capture_counts` (while the program's stream captured) and `eager_count
 iterations before it). --device cpu is a dry run of the code without a GPU (capture and streams
 need CUDA; nothing of cuDNN's or cuBLAS's is called).
 """
+import argparse
+import json
 import os
-
-# Deterministic cuBLAS needs a fixed workspace, set before cuBLAS starts.
-os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
+import sys
+from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE), str(HERE.parent)]
-import models  # noqa: E402
-import shimstats  # noqa: E402  the shim's counters, read in the process
-from workload import print_loaded_libraries, write_tensors  # noqa: E402
+import models  # noqa: E402  first: it sets CUBLAS_WORKSPACE_CONFIG (deterministic cuBLAS) before cuBLAS starts
+import harness  # noqa: E402  the shim's counters, read in the process
+import program  # noqa: E402
+import shimstats  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import workloads  # noqa: E402  the generation's models
+from program import write_tensors  # noqa: E402
 from workload_nets import training_record  # noqa: E402
 
 RING = 16  # distinct inputs used in turn
@@ -75,11 +73,11 @@ class Counters:
     """The shim's counters in this process (None without a shim, or without statistics)."""
 
     def __init__(self):
-        self.shim = shimstats.ShimCounters.find()
         self.marks = {}
 
-    def read(self):
-        return self.shim.read() if self.shim else None
+    @staticmethod
+    def read():
+        return harness.read_counters()
 
     def mark(self, name):
         self.marks[name] = self.read()
@@ -159,11 +157,9 @@ def stacked(kept):
 
 def generate(args, device, counters):
     """Every generate()'s new token ids, per model in turn; the counters over the passes after --warmup."""
-    import generate_ab  # the models of the generation A/B (it imports transformers when building one)
-
     ids = []
     for name in [n for n in args.models.split(",") if n]:
-        g = generate_ab.Generation(name, torch, device)
+        g = workloads.Generation(name, torch, device)
         for p in range(args.passes):
             if p == args.warmup:
                 synchronize(device)
@@ -174,8 +170,8 @@ def generate(args, device, counters):
         counters.say(f"{name}_steady_counts", name)
         del g
     write_tensors(args.out, [torch.tensor(ids, dtype=torch.int64)])
-    return {"generates": args.passes * len(generate_ab.PROMPT_LENGTHS), "prompt_lengths":
-            ",".join(map(str, generate_ab.PROMPT_LENGTHS)), "new_tokens": generate_ab.NEW_TOKENS, "models": args.models}
+    return {"generates": args.passes * len(workloads.PROMPT_LENGTHS), "prompt_lengths":
+            ",".join(map(str, workloads.PROMPT_LENGTHS)), "new_tokens": workloads.NEW_TOKENS, "models": args.models}
 
 
 def fresh(args, device, counters):
@@ -232,19 +228,13 @@ def capture(args, device, counters):
         counters.say("eager_counts", "eager")
         static_input = inputs[0].clone()
         static_out = torch.empty(MIXED_BATCH, MIXED_HIDDEN, dtype=torch.bfloat16, device=device)
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            for _ in range(3):  # the warm-up the CUDA-graph docs ask for
-                net(static_input)
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        counters.mark("capture")
-        with torch.cuda.graph(graph):
+
+        def passes():
             # Each pass's tensors freed before the next: the graph's pool gives the next pass the
             # same addresses, so from the third pass on the shim meets calls it would capture.
             for _ in range(args.passes):
                 static_out.copy_(net(static_input)[0])
+        graph, _ = program.own_graph(lambda: net(static_input), passes, before_capture=lambda: counters.mark("capture"))
         counters.say("capture_counts", "capture")
         replayed = torch.empty((args.iters, MIXED_BATCH, MIXED_HIDDEN), dtype=torch.bfloat16, device=device)
         for i in range(args.iters):
@@ -332,24 +322,15 @@ def main():
         if name == "capture":
             mode.add_argument("--passes", type=int, default=4, help="forwards inside the program's capture")
     args = parser.parse_args()
-    if args.device == "cuda" and not torch.cuda.is_available():
-        print("SKIPPED: no CUDA device")
-        raise SystemExit(77)
+    device = program.device_or_skip(args.device)
     if args.device == "cpu" and args.mode_name in CUDA_ONLY:
         parser.error(f"{args.mode_name} needs CUDA")
-    device = torch.device(args.device)
-    print(f"pid={os.getpid()}")
-    print(f"torch={torch.__version__}")
-    print(f"torch_cuda={torch.version.cuda}")
-    print(f"cudnn={torch.backends.cudnn.version() if args.device == 'cuda' else None}")
-    print(f"device={torch.cuda.get_device_name() if args.device == 'cuda' else 'cpu'}")
+    program.print_environment(device)
     print(f"cublas_workspace_config={os.environ.get('CUBLAS_WORKSPACE_CONFIG', '')}")
     counters = Counters()
     print(f"counted={counters.read() is not None}")
-    printed = MODES[args.mode_name](args, device, counters)
-    for key, value in printed.items():
-        print(f"{key}={value}")
-    print_loaded_libraries()
+    program.print_values(MODES[args.mode_name](args, device, counters))
+    program.print_loaded_libraries()
 
 
 if __name__ == "__main__":

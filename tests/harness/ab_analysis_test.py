@@ -1,6 +1,8 @@
 """The GPU harness's analysis, without a GPU (ctest: "harness: ..."): gpu/pytorch/ab.py's parent on
 synthetic pairs (--from-json), the tables it writes, and gpu/summarize.py on its report;
-gpu/pytorch/generate_ab.py's analysis on a synthetic run; and every script of gpu/ compiles.
+gpu/pytorch/generate_ab.py's analysis on a synthetic run; gpu/harness.py's parts that need no child
+(no shim here: no switch, no counters; the statistics file chosen; the order of the paired rounds);
+and every script of gpu/ compiles.
 
 Synthetic pairs with a known saving (120 us per iteration over 32 replayed ops: 3750 ns per op) must
 come back as such; a block of an older report (no counters read, no features_capable) must still be
@@ -102,6 +104,36 @@ def check_generate(tmp, expect):
            f"an id that differs from the run without the shim fails the run ({done.returncode})")
 
 
+def check_harness(tmp, expect):
+    """gpu/harness.py without a shim in the process: its switch and counters, the statistics file it
+    takes among several, the order of the paired blocks."""
+    sys.path.insert(0, str(REPO / "gpu"))
+    import harness
+    expect(harness.switch() is None and harness.read_counters() is None and not harness.counters_exported(),
+           "no shim in this process: no switch, no counters")
+    expect(harness.mask({"set_stream", "graphs", "cublas"}) == 21, "cudnn_fastpath's feature names as bits")
+    (tmp / "s.stats-7.json").write_text(json.dumps({"pid": 900000, "skipped": 3, "verify": False}))
+    (tmp / "s.stats-8.json").write_text(json.dumps({"pid": 8, "skipped": 40, "forwarded": 2}))
+    (tmp / "s.stats-9.json").write_text("{not json")  # a file the shim was still writing
+    stats, files = harness.read_stats(str(tmp / "s.stats-%p.json"))
+    expect(files == 2 and stats and stats["pid"] == 8, f"the statistics file that counted most, pid aside ({stats})")
+    expect(harness.read_stats(str(tmp / "none-%p.json")) == (None, 0), "no statistics file: None")
+    blocks = []
+
+    def pair(workload, condition, order):
+        blocks.append([which for which, _ in order])
+        return {which: {"in_effect": asked} for which, asked in order}
+    pairs, stopped, _ = harness.paired_rounds(4, float("inf"), (31, 7), pair, random.Random(1))
+    expect(len(pairs) == 8 and not stopped and "workload" not in pairs[0]
+           and all(b == (["off", "on"] if p["round"] % 2 == 0 else ["on", "off"]) for p, b in zip(pairs, blocks))
+           and all(p["on"]["in_effect"] == p["condition"] and p["off"]["in_effect"] == 0 for p in pairs),
+           "paired rounds: each condition once a round, off first in even rounds, last in odd ones")
+    pairs, _, _ = harness.paired_rounds(2, float("inf"), (31,), pair, random.Random(1), workloads=["a", "b"])
+    expect(sorted(p["workload"] for p in pairs) == ["a", "a", "b", "b"], "paired rounds: every workload each round")
+    pairs, stopped, _ = harness.paired_rounds(100, 0, (31,), pair, random.Random(1))
+    expect(stopped and len(pairs) == harness.MIN_ROUNDS, "a deadline passed: the minimum rounds, then stop")
+
+
 def main():
     failures = []
 
@@ -174,6 +206,7 @@ def main():
                "summarize.py quotes each workload's gain")
         expect("Per iteration, means" in summary, "summary.md holds the saving table")
         check_generate(tmp, expect)
+        check_harness(tmp, expect)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} of the checks above failed")
     return 1 if failures else 0
 

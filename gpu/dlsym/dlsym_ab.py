@@ -5,14 +5,15 @@ every function with dlsym on that library's handle, so before the shim answered 
 reached it. Each program here proves the reach and measures it, the way gpu/pytorch/ab.py does for
 PyTorch (docs/ab-method.md):
 
-Parent (standard library only; `parent()` below):
+Parent (standard library only; `parent()` below, around gpu/harness.py's children):
   1. runs the program's child twice without the shim at all (no launcher, no preload), each writing
      the bytes of its outputs; two runs that agree are the reference;
   2. runs the child under scripts/cudnn-fastpath with a statistics file of its own: it checks in the
      same process that the outputs with every feature on are the bytes computed with every feature off
-     (`cudnn_fastpath_set_features(0)`), writes them for the comparison with the reference, counts per
-     call what the shim did (`cudnn_fastpath_stats` before and after a stretch of calls), then times
-     paired, alternating blocks with the features on and off until --seconds or --pairs;
+     (`cudnn_fastpath.set_features(())`), writes them for the comparison with the reference, counts per
+     call what the shim did (`cudnn_fastpath.stats()` before and after a stretch of calls), then times
+     paired, alternating blocks with the features on and off until --seconds or --pairs
+     (harness.paired_rounds);
   3. reports per workload and metric the median off time per call, the mean paired gain and its
      bootstrap 95% interval (gpu/abstats.py), PASS or MISS against the issue's targets, and the
      shim's counts that prove the reach (packs from the cache, graph launches, the dlsym_* counters,
@@ -31,46 +32,31 @@ or an output differed from the reference, 2 when the shim or its switch is missi
 found no GPU.
 """
 import argparse
-import contextlib
-import gc
 import glob
 import hashlib
 import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-GPU = HERE.parent
-REPO = GPU.parent
-LAUNCHER = REPO / "scripts" / "cudnn-fastpath"
-
-sys.path[:0] = [str(GPU), str(GPU / "pytorch")]
-import ab  # noqa: E402  the feature bits, GRAPH_WARMUP, load_switch, shim_mapped
-import check  # noqa: E402  how a program runs under the shim (UNDER_SHIM) and the clean environment
-from abstats import paired_summary, table_lines, us  # noqa: E402
-from shimstats import ShimCounters  # noqa: E402  the shim's counters read in the process
+sys.path.insert(0, str(HERE.parent))
+import harness  # noqa: E402  the shim's whereabouts, switch and counters, the children, the paired rounds
+from abstats import judge_target, paired_summary, table_lines  # noqa: E402
+from harness import CONDITION_NAMES, EXIT_NO_GPU, EXIT_NO_SHIM, WARMUP  # noqa: E402
 
 # Every feature of the backend path these programs take (7): legacy cuDNN and cuBLAS replay are
 # PyTorch's workloads' (gpu/pytorch/ab.py); --conditions 31 asks for those too.
-SET_STREAM, PACKS, GRAPHS, ALL = ab.SET_STREAM, ab.PACKS, ab.GRAPHS, ab.BACKEND_ALL
-CONDITION_NAMES = ab.CONDITION_NAMES
-# A block with graph replay on warms up this many calls: each op runs directly twice and is
-# captured at its third execute, twice over when its pointers alternate between two sets.
-GRAPH_WARMUP = ab.GRAPH_WARMUP
+ALL = harness.BACKEND_ALL
 METRICS = {"cpu": "main-thread CPU time of the call, not awaited",
            "wall": "wall time of the call with its result awaited",
            "proc": "CPU time of every thread of the process over the awaited call (informative: "
                    "shows work done on threads other than the caller's)"}
-MIN_ROUNDS = 10  # rounds run even past the time budget: fewer pairs say nothing
-PROGRESS_S = 10  # a progress line at least this often
 CENSUS_CALLS = 20  # calls over which the child counts what the shim did per call
 PLAN_CALLS = 20  # calls with everything off before anything is measured (plans, lazy set-up)
-EXIT_NO_SHIM, EXIT_NO_GPU = 2, 77
 # The statistics keys that show the reach, in the order printed; every dlsym_* key is added.
 REACH_KEYS = ("set_stream_calls", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses",
               "packs_materialized", "graphs_captured", "graph_launches", "direct_executes",
@@ -103,11 +89,7 @@ class Program:
 # Arguments
 
 def add_arguments(parser, program_name, default_seconds=90, default_pairs=2000, default_timed=None):
-    parser.add_argument("--shim", help="libcudnn_fastpath.so to preload (default: the launcher's choice)")
-    parser.add_argument("--work", default=str(REPO / "out" / program_name),
-                        help=f"folder for the children's files (default: out/{program_name} in the checkout)")
-    parser.add_argument("--json", help="write the full report here")
-    parser.add_argument("--markdown", help="write the report's markdown here")
+    harness.add_parent_arguments(parser, program_name)
     parser.add_argument("--seconds", type=float, default=default_seconds,
                         help=f"how long the A/B measures (default {default_seconds}); the processes' start, "
                              "the reference runs and the analysis come on top")
@@ -154,54 +136,14 @@ def check_arguments(parser, args):
 # ------------------------------------------------------------------------------------------------
 # Parent mode
 
-def find_shim(program_name):
-    """The shim the launcher would preload, when --shim is not given."""
-    done = subprocess.run([str(LAUNCHER), "--print-path"], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{program_name}: no shim given and the launcher found none: {done.stderr.strip()}")
-    return done.stdout.strip()
-
-
 def child_environment(program, extra=()):
-    env = check.clean_environment()
+    env = harness.clean_environment()
     for key, value in program.child_env.items():
         env.setdefault(key, value)
     for item in extra:
         key, _, value = item.partition("=")
         env[key] = value
     return env
-
-
-def read_stats(pattern):
-    """The statistics file of the child under the shim (one per process that called cuDNN through
-    it); with several, the one that counted most, and how many there were."""
-    files = sorted(glob.glob(pattern.replace("%p", "*")))
-    reports = []
-    for f in files:
-        with contextlib.suppress(OSError, ValueError):
-            reports.append(json.loads(Path(f).read_text()))
-    if not reports:
-        return None
-    best = max(reports, key=lambda s: sum(v for v in s.values() if isinstance(v, int) and not isinstance(v, bool)))
-    return {**best, "files": len(reports)}
-
-
-def read_json(path):
-    with contextlib.suppress(OSError, ValueError):
-        return json.loads(Path(path).read_text())
-    return {}
-
-
-def run_process(label, argv, env, timeout):
-    """Runs one child, its output going to ours; (exit status or -1 for a timeout, seconds)."""
-    print(f"+ [{label}] " + " ".join(argv), flush=True)
-    start = time.monotonic()
-    try:
-        code = subprocess.run(argv, env=env, timeout=timeout).returncode
-    except subprocess.TimeoutExpired:
-        code = -1
-        print(f"{label}: killed after {timeout:.0f} s", flush=True)
-    return code, round(time.monotonic() - start, 1)
 
 
 def describe_bytes(data):
@@ -250,9 +192,7 @@ def analyse(program, child, seed, resamples):
                                           resamples, seed=f"{seed}/{program.name}/{workload}/{condition}/{metric}"))
                 target = program.targets.get((workload, metric)) if condition == ALL else None
                 if target is not None:
-                    row["target_percent"] = target
-                    row["target_passed"] = ("gain_percent" in row and row["gain_percent"] >= target
-                                            and row["ci_low_ns"] > 0)
+                    judge_target(row, target)
                 rows.append(row)
     return rows
 
@@ -306,7 +246,7 @@ def markdown(program, report):
     lines += [
         "One process under the launcher; each block with the features on is paired with a block with every "
         "feature off (`cudnn_fastpath_set_features(0)`), order alternating from pair to pair; a block is "
-        f"{GRAPH_WARMUP} warm-up calls (in both arms alike), then K timed calls. Per call: `cpu` is "
+        f"{WARMUP} warm-up calls (in both arms alike), then K timed calls. Per call: `cpu` is "
         "the caller's thread CPU time of the call not awaited, `wall` the call with its result awaited, "
         "`proc` the CPU time of all the process's threads over the awaited call. Gain = off - on (positive: "
         f"faster with the features); bootstrap 95% interval of the mean gain ({report['resamples']} resamples); "
@@ -371,15 +311,8 @@ def summary_line(report):
     return "; ".join(parts)
 
 
-def write_outputs(args, report):
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
-    if args.markdown and report.get("markdown"):
-        Path(args.markdown).write_text(report["markdown"])
-
-
 def parent(program, args):
-    shim = args.shim or find_shim(program.name)
+    shim = args.shim or harness.find_shim(program.name)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     start = time.time()
@@ -398,35 +331,31 @@ def parent(program, args):
         base += ["--timed", str(args.timed)]
 
     # 1. Without the shim at all: the reference outputs.
-    references = []
-    for i in range(1, args.references + 1):
-        label = f"reference {i} (no shim)"
-        out, result = work / f"{program.name}-reference-{i}.bin", work / f"{program.name}-reference-{i}.json"
-        code, seconds = run_process(label, [*base, "--child", "reference", "--out", str(out), "--result", str(result)],
-                                    child_environment(program), args.timeout)
-        entry = {"label": label, "exit_code": code, "seconds": seconds, **read_json(result)}
-        entry["output"] = out.read_bytes() if code == 0 and out.exists() else None
-        references.append(entry)
-        if code == EXIT_NO_GPU:
-            break
+    def output(i):
+        return work / f"{program.name}-reference-{i}.bin"
+    references = harness.reference_runs(
+        args.references, work, program.name,
+        lambda i, result: [*base, "--child", "reference", "--out", str(output(i)), "--result", str(result)],
+        child_environment(program), args.timeout)
+    for i, entry in enumerate(references, 1):
+        entry["output"] = output(i).read_bytes() if entry["exit_code"] == 0 and output(i).exists() else None
 
     # 2. Under the launcher, with a statistics file: correctness in the process, the census, the A/B.
     stats_pattern = str(work / f"{program.name}-stats-%p.json")
     out, result = work / f"{program.name}-shim.bin", work / f"{program.name}-shim.json"
     argv = [*base, "--child", "ab", "--out", str(out), "--result", str(result), "--seconds", str(args.seconds),
             "--pairs", str(args.pairs), "--seed", str(args.seed), "--conditions", args.conditions]
-    argv, extra = check.UNDER_SHIM(argv, shim, stats_pattern, False)
-    env = child_environment(program, args.env)
-    env.update(extra)
-    code, seconds = run_process("under the shim", argv, env, args.seconds + args.timeout)
-    child = {"exit_code": code, "seconds": seconds, **read_json(result)}
+    child = harness.shim_run(argv, shim, stats_pattern, child_environment(program, args.env),
+                             args.seconds + args.timeout, result)
+    code = child["exit_code"]
     if code != 0 and not child.get("error"):
-        child["error"] = "timed out" if code == -1 else f"exit status {code} (its output is in the log)"
+        child["error"] = harness.failure(code)
     shim_bytes = out.read_bytes() if code == 0 and out.exists() else None
 
     report["references"] = [{k: v for k, v in r.items() if k != "output"} | {"output": describe_bytes(r["output"])}
                             for r in references]
-    report["stats"] = read_stats(stats_pattern)
+    stats, files = harness.read_stats(stats_pattern)
+    report["stats"] = {**stats, "files": files} if stats else None
     status = 0
     if code in (EXIT_NO_SHIM, EXIT_NO_GPU) or any(r["exit_code"] == EXIT_NO_GPU for r in references):
         report["error"] = child.get("error") or next((r.get("error") for r in references if r.get("error")),
@@ -456,7 +385,7 @@ def parent(program, args):
     report["exit_status"] = status
     report["markdown"] = markdown(program, report)
     report["summary_line"] = summary_line(report)
-    write_outputs(args, report)
+    harness.write_report(args, report)
     print("\n" + report["markdown"])
     for row in report["rows"]:
         if "target_passed" in row:
@@ -537,26 +466,21 @@ def child_reference(args, make):
         w.call()
         w.sync()
     Path(args.out).write_bytes(outputs_bytes(workloads))
-    write_result(args.result, {"versions": versions, "shim_mapped": ab.shim_mapped()})
+    write_result(args.result, {"versions": versions, "shim_mapped": harness.shim_mapped()})
     return 0
 
 
 def child_ab(args, make):
     """Under the shim: the in-process check, the census and the paired blocks (module docstring).
     The switch is looked for first, before make() loads a framework."""
-    switch = ab.load_switch()
+    switch = harness.switch_or_explain(Path(sys.argv[0]).name, args.result)
     if switch is None:
-        why = ("the shim is loaded but exports no cudnn_fastpath_set_features (an older build?)" if ab.shim_mapped()
-               else "the shim is not loaded (run under scripts/cudnn-fastpath, or without --child)")
-        print(f"{Path(sys.argv[0]).name}: {why}", file=sys.stderr)
-        write_result(args.result, {"error": why})
         return EXIT_NO_SHIM
     features, set_features = switch
     made, code = make_or_explain(args, make)
     if made is None:
         return code
     workloads, versions, notes = made
-    counters = ShimCounters.find()
     conditions = tuple(int(c) for c in args.conditions.split(",") if c)
     richest = max(conditions, key=lambda c: bin(c).count("1"))
     for w in workloads:
@@ -583,7 +507,7 @@ def child_ab(args, make):
         warm(w, 1)
         second = w.snapshot()
         in_effect = set_features(richest)
-        warm(w, GRAPH_WARMUP)
+        warm(w, WARMUP)
         warm(w, 1)
         on = w.snapshot()
         set_features(0)
@@ -602,7 +526,7 @@ def child_ab(args, make):
     # The output for the comparison with the runs without the shim: every feature on, steady.
     set_features(richest)
     for w in workloads:
-        warm(w, GRAPH_WARMUP)
+        warm(w, WARMUP)
     Path(args.out).write_bytes(outputs_bytes(workloads))
 
     # What the shim does per call, counted by the shim (nothing timed here).
@@ -610,12 +534,12 @@ def child_ab(args, make):
         census = {}
         for asked in (richest, 0):
             in_effect = set_features(asked)
-            warm(w, GRAPH_WARMUP)
-            before = counters.read() if counters else None
+            warm(w, WARMUP)
+            before = harness.read_counters()
             if before is None:
                 break
             warm(w, CENSUS_CALLS)
-            after = counters.read()
+            after = harness.read_counters()
             census[str(in_effect)] = {k: (after[k] - before[k]) / CENSUS_CALLS for k in after
                                       if k not in ("handles", "live_handles")}
         report[w.name]["census"] = census
@@ -627,7 +551,7 @@ def child_ab(args, make):
         # twice and is captured at its third execute, all in the warm-up. Both arms warm up alike:
         # with 8 calls before the on blocks and 1 before the off ones, JAX on the CPU (no cuDNN, the
         # shim idle) timed the on blocks 10% slower, the interval well away from zero.
-        warm(w, GRAPH_WARMUP)
+        warm(w, WARMUP)
         measured = timed_calls(w, w.timed)
         measured["in_effect"] = in_effect
         return measured, w.snapshot() == reference[w.name]
@@ -637,42 +561,27 @@ def child_ab(args, make):
             block(w, asked)
 
     other_output = {w.name: 0 for w in workloads}
-    gc.collect()
-    gc.freeze()
-    gc.disable()
-    rng = random.Random(f"{args.seed}/{Path(sys.argv[0]).name}")
-    pairs, round_seconds, stopped = [], 0.0, False
-    started = last_progress = time.monotonic()
-    deadline = started + args.seconds
-    for r in range(args.pairs):
-        if r >= MIN_ROUNDS and time.monotonic() + 1.2 * round_seconds > deadline:
-            stopped = True
-            break
-        round_start = time.monotonic()
-        on_first = r % 2 == 1  # off first in even rounds, last in odd ones
-        for name in rng.sample(list(by_name), len(by_name)):
-            w = by_name[name]
-            for condition in rng.sample(conditions, len(conditions)):
-                order = (("on", condition), ("off", 0)) if on_first else (("off", 0), ("on", condition))
-                measured = {}
-                for which, asked in order:
-                    measured[which], same = block(w, asked)
-                    other_output[name] += not same
-                pairs.append({"round": r, "workload": name, "condition": condition, "on_first": on_first, **measured})
-        round_seconds = time.monotonic() - round_start
-        if time.monotonic() - last_progress > PROGRESS_S:
-            last_progress = time.monotonic()
-            gains = []
-            for name in by_name:
-                mine = [p for p in pairs if p["workload"] == name and p["condition"] == richest]
-                off = statistics.fmean(p["off"]["cpu_ns"] for p in mine)
-                gain = statistics.fmean(p["off"]["cpu_ns"] - p["on"]["cpu_ns"] for p in mine)
-                gains.append(f"{name} {100 * gain / off:+.1f}%")
-            print(f"{Path(sys.argv[0]).name}: {r + 1} rounds, {time.monotonic() - started:.0f} s; mean CPU gain so far, "
-                  f"features {richest}: " + ", ".join(gains), flush=True)
-    measure_seconds = time.monotonic() - started
-    gc.enable()
-    gc.unfreeze()
+
+    def pair(name, condition, order):
+        measured = {}
+        for which, asked in order:
+            measured[which], same = block(by_name[name], asked)
+            other_output[name] += not same
+        return measured
+
+    def progress(r, pairs, seconds):
+        gains = []
+        for name in by_name:
+            mine = [p for p in pairs if p["workload"] == name and p["condition"] == richest]
+            off = statistics.fmean(p["off"]["cpu_ns"] for p in mine)
+            gain = statistics.fmean(p["off"]["cpu_ns"] - p["on"]["cpu_ns"] for p in mine)
+            gains.append(f"{name} {100 * gain / off:+.1f}%")
+        print(f"{Path(sys.argv[0]).name}: {r + 1} rounds, {seconds:.0f} s; mean CPU gain so far, "
+              f"features {richest}: " + ", ".join(gains), flush=True)
+
+    pairs, stopped, measure_seconds = harness.paired_rounds(
+        args.pairs, time.monotonic() + args.seconds, conditions, pair,
+        random.Random(f"{args.seed}/{Path(sys.argv[0]).name}"), workloads=list(by_name), progress=progress)
     set_features(features_at_start)
     rounds = len(pairs) // max(1, len(conditions) * len(workloads))
     for w in workloads:
@@ -683,7 +592,7 @@ def child_ab(args, make):
         "workload_order": [w.name for w in workloads], "workloads": report, "conditions": list(conditions),
         "metrics": list(METRICS), "pairs_asked": args.pairs, "rounds": rounds, "stopped_by_deadline": stopped,
         "measure_seconds": round(measure_seconds, 1), "features_at_start": features_at_start,
-        "counting": counters is not None and counters.read() is not None, "versions": versions,
+        "counting": harness.read_counters() is not None, "versions": versions,
         "pairs": pairs})
     return 0
 

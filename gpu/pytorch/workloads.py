@@ -1,8 +1,10 @@
-"""The in-process A/B's workloads (gpu/pytorch/ab.py): what one iteration is, and the targets.
+"""The PyTorch workloads by name, shared by the A/Bs and the checks: the in-process A/B's (ab.py,
+per_call.py; what one iteration is, and the targets) and the greedy generation's models
+(generate_ab.py, and workload_relocation.py's generate check); their networks are models.py's.
 
-WORKLOADS, TARGETS and FLOORS are plain data, read by ab.py's parent (no torch there);
-make_workload() imports torch and builds one workload in the child. docs/ab-method.md describes
-each workload and why it is built so.
+WORKLOADS, TARGETS, FLOORS and MODELS are plain data, read by the parents (no torch there);
+make_workload() and Generation import torch (and transformers) and build one in the child.
+docs/ab-method.md describes each workload and why it is built so.
 
 A workload's spec: timed (K iterations per timed block), warmup (untimed iterations after each
 switch, in both arms of a pair), compare (whether each block's output is compared with a reference
@@ -19,14 +21,11 @@ same inputs.
 """
 import contextlib
 import random
+import time
 
-# Warm-up after each switch, in both arms alike. Replay captures an op at its third steady execute
-# (legacy calls and cuBLAS as the backend's), and an op whose pointers alternate between two sets
-# from one iteration to the next is two such ops: six iterations; eight leave a margin. Switching a
-# replay off destroys its graphs, so every on block captures again. (Before these workloads only
-# blocks with graph replay on warmed up 8 iterations, the others 1; the dlsym A/Bs found that
-# warming up one arm only biased the pair, and every workload now warms up both alike.)
-WARMUP = 8
+import harness
+
+WARMUP = harness.WARMUP  # after each switch, in both arms alike (harness.py says why 8)
 BIG_BATCH = 256
 SDPA_CALLS = 16  # cuDNN SDPA forward calls per sdpa iteration
 MANY_SHAPES = [(h, w) for h in range(8, 28) for w in range(8, 23)]  # 300 input shapes
@@ -173,7 +172,6 @@ def make_workload(name, device):
     import torch.nn.functional as F
 
     import models
-    import workload  # the backend workloads' network and attention sizes, as check.py's runs
 
     stack = contextlib.ExitStack()
     if name in ("conv_bn16_fp32", "conv_bn16_big"):
@@ -239,8 +237,8 @@ def make_workload(name, device):
     if name in NEVER_REPEATING or name in ("mlp_fp32_train", "conv_fresh"):
         return more_workload(name, torch, models, device, stack)
     if name.startswith(("moving_", "pinned_")):
-        return moving_workload(name, torch, workload, device, stack), stack
-    return backend_workload(name, torch, workload, device, stack)
+        return moving_workload(name, torch, models, device, stack), stack
+    return backend_workload(name, torch, models, device, stack)
 
 
 def random_inputs(shapes, device, dtype=None, seed=5):
@@ -340,7 +338,7 @@ def more_workload(name, torch, models, device, stack):
     return positioned(step, position), stack
 
 
-def moving_workload(name, torch, workload, device, stack):
+def moving_workload(name, torch, models, device, stack):
     """The relocation kinds' step (MOVING_* above): the calls of each kind in turn, each on the next
     input of its ring (moving_*) or on its first (pinned_*)."""
     import collections
@@ -366,9 +364,9 @@ def moving_workload(name, torch, workload, device, stack):
             memory_format=torch.channels_last)
         calls = {"conv": (conv, (1, 64, 16, 16), torch.half)}
     else:
-        _, k, v = workload.make_qkv(1, device)[0]
-        stack.enter_context(workload.cudnn_attention())
-        calls = {"sdpa": (lambda q: workload.attention(q, k, v), tuple(k.shape), bf16)}
+        _, k, v = models.make_qkv(1, device)[0]
+        stack.enter_context(models.attention_backend("cudnn"))
+        calls = {"sdpa": (lambda q: models.attention(q, k, v), tuple(k.shape), bf16)}
     inputs = {kind: [torch.randn(*shape, device=device, dtype=dtype) for _ in range(ring)]
               for kind, (_, shape, dtype) in calls.items()}
     if name.endswith("_conv"):
@@ -412,13 +410,13 @@ def decode_grow(torch, device, stack):
     return positioned(step, length)
 
 
-def backend_workload(name, torch, workload, device, stack):
+def backend_workload(name, torch, models, device, stack):
     """The backend path's workloads, built as before these were added."""
     if name == "train16":
-        net = workload.make_net(device).train()
+        net = models.make_net(device).train()
         optimizer = torch.optim.SGD(net.parameters(), lr=0.0, momentum=0.9)
-        x = workload.make_inputs(1, 2, device)[0]
-        target = torch.zeros(2, workload.CLASSES, device=device)
+        x = models.make_inputs(1, 2, device)[0]
+        target = torch.zeros(2, models.CLASSES, device=device)
 
         def step():
             optimizer.zero_grad(set_to_none=True)
@@ -429,32 +427,104 @@ def backend_workload(name, torch, workload, device, stack):
             return (loss.detach(),)
         return step, stack
     if name == "sdpa_train":
-        q, k, v = workload.make_qkv(1, device, requires_grad=True)[0]
+        q, k, v = models.make_qkv(1, device, requires_grad=True)[0]
         upstream = torch.ones_like(q)
-        stack.enter_context(workload.cudnn_attention())
+        stack.enter_context(models.attention_backend("cudnn"))
 
         def step():
             for tensor in (q, k, v):
                 tensor.grad = None
-            out = workload.attention(q, k, v)
+            out = models.attention(q, k, v)
             out.backward(upstream)
             return (q.grad,)
         return step, stack
     stack.enter_context(torch.no_grad())
     if name in ("eval16", "eval16_big", "eval16_half"):
-        net = workload.make_net(device).eval()
-        x = workload.make_inputs(1, BIG_BATCH if name == "eval16_big" else 1, device)[0]
+        net = models.make_net(device).eval()
+        x = models.make_inputs(1, BIG_BATCH if name == "eval16_big" else 1, device)[0]
         if name == "eval16_half":
             net = net.half().to(memory_format=torch.channels_last)
             x = x.half().to(memory_format=torch.channels_last)
         return (lambda: net(x)), stack  # (logits, features)
-    q, k, v = workload.make_qkv(1, device)[0]
-    stack.enter_context(workload.cudnn_attention())
+    q, k, v = models.make_qkv(1, device)[0]
+    stack.enter_context(models.attention_backend("cudnn"))
 
     def step():
         # Each output is dropped at once, as in a model that consumes it: the next call gets the
         # same address (and the same variant-pack contents).
         for _ in range(SDPA_CALLS - 1):
-            workload.attention(q, k, v)
-        return (workload.attention(q, k, v),)
+            models.attention(q, k, v)
+        return (models.attention(q, k, v),)
     return step, stack
+
+
+# ------------------------------------------------------------------------------------------------
+# Greedy generation (generate_ab.py's A/B, workload_relocation.py's generate check)
+
+MODELS = {
+    "llama": "LlamaForCausalLM, random weights: 4 layers, hidden 512, 8 heads, FFN 1376, vocabulary 32000, "
+             "bf16, no biases (cublasGemmEx)",
+    "gpt2": "GPT2LMHeadModel, random weights: 4 layers, 512 wide, 8 heads, vocabulary 32000, bf16, Conv1D "
+            "with biases (cublasLtMatmul)",
+}
+VOCAB, NEW_TOKENS = 32000, 32
+PROMPT_LENGTHS = (5, 30, 12, 47, 8, 23, 38, 17)  # the order the generates take them in, again and again
+
+
+def build(name, torch, device):
+    """(model, prompts): the model with random weights, greedy generation set in its generation
+    config (NEW_TOKENS new tokens exactly: no end-of-sequence token), and one (ids, mask) per prompt."""
+    import transformers
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    tokens = {"bos_token_id": 1, "eos_token_id": None, "pad_token_id": 0}
+    if name == "llama":
+        config = transformers.LlamaConfig(vocab_size=VOCAB, hidden_size=512, intermediate_size=1376,
+                                          num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=8,
+                                          max_position_embeddings=256, **tokens)
+        model = transformers.LlamaForCausalLM(config)
+    else:
+        config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=512, n_layer=4, n_head=8,
+                                         **tokens)
+        model = transformers.GPT2LMHeadModel(config)
+    model = model.to(device=device, dtype=torch.bfloat16).eval()
+    settings = model.generation_config
+    settings.max_new_tokens, settings.min_new_tokens = NEW_TOKENS, None
+    settings.do_sample, settings.num_beams = False, 1
+    settings.eos_token_id, settings.pad_token_id = None, 0
+    generator = torch.Generator().manual_seed(3)
+    prompts = []
+    for length in PROMPT_LENGTHS:
+        ids = torch.randint(3, VOCAB, (1, length), generator=generator).to(device)
+        prompts.append((ids, torch.ones_like(ids)))
+    return model, prompts
+
+
+class Generation:
+    """One model's generate() on the prompts in turn, timed or not."""
+
+    def __init__(self, name, torch, device):
+        self.torch = torch
+        self.model, self.prompts = build(name, torch, device)
+
+    def run(self, i):
+        ids, mask = self.prompts[i]
+        return self.model.generate(input_ids=ids, attention_mask=mask)
+
+    def timed(self, i):
+        """(output, main-thread CPU ns of the call, wall ns of the call and a synchronize)."""
+        wall_start = time.perf_counter_ns()
+        cpu_start = time.thread_time_ns()
+        out = self.run(i)
+        cpu_end = time.thread_time_ns()
+        self.torch.cuda.synchronize()
+        return out, cpu_end - cpu_start, time.perf_counter_ns() - wall_start
+
+    def new_tokens(self, i, out):
+        return out[0, self.prompts[i][0].shape[1]:].tolist()
+
+    def passes(self, count):
+        for _ in range(count):
+            for i in range(len(self.prompts)):
+                self.run(i)
+        self.torch.cuda.synchronize()
