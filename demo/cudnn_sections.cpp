@@ -100,7 +100,7 @@ void backend_section(const Libraries& libs, const ShimCounters& shim, DeviceMemo
                 static_cast<unsigned long long>(now.execute - stub_before.execute),
                 static_cast<unsigned long long>(now.replays - stub_before.replays));
   }
-  shim.print_since(before, {"graph_launches", "graphs_captured", "direct_executes"});
+  shim.print_since(before, {"backend_launches", "backend_captured", "backend_direct"});
   plan.release();
   cudnn.cudnnDestroy(handle);
 }

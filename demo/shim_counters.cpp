@@ -1,6 +1,7 @@
 // The shim's counters, read through its public control API (shim_control.h) by name: the demo
 // looks the functions up, so it runs without the shim too, and reads each counter where
 // cudnn_fastpath_stats_fields() says it is, so a shim with more counters than this build knows works.
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -10,8 +11,9 @@
 namespace demo {
 
 namespace {
-// The two uint32_t members before the counters (size, counting): one uint64_t's room.
-constexpr std::size_t kHeader = sizeof(std::uint64_t);
+// The members before the counters (size, counting, version, reserved), in uint64_t words.
+constexpr std::size_t kHeader = offsetof(cudnn_fastpath_stats_t, handles);
+constexpr std::size_t kHeaderWords = kHeader / sizeof(std::uint64_t);
 }  // namespace
 
 ShimCounters::ShimCounters() {
@@ -25,10 +27,11 @@ ShimCounters::ShimCounters() {
   for (std::string name; words >> name;) names_.push_back(name);
 }
 
-// [0]: the bytes filled; [1 + i]: counter i. Empty without a shim, or when it is not counting.
+// [0]: the bytes filled; [kHeaderWords + i]: counter i. Empty without a shim, or when it is not
+// counting.
 ShimCounters::Snapshot ShimCounters::now() const {
   if (stats_ == nullptr) return {};
-  Snapshot raw(1 + names_.size(), 0);
+  Snapshot raw(kHeaderWords + names_.size(), 0);
   if (stats_(reinterpret_cast<cudnn_fastpath_stats_t*>(raw.data()), raw.size() * sizeof raw[0]) != 0) return {};
   std::uint32_t header[2];
   std::memcpy(header, raw.data(), sizeof header);
@@ -53,7 +56,7 @@ void ShimCounters::print_since(const Snapshot& before, std::initializer_list<con
     while (i < names_.size() && names_[i] != name) ++i;
     const bool filled = i < names_.size() && kHeader + (i + 1) * sizeof(std::uint64_t) <= after[0];
     line += std::string(" ") + name + "=" +
-            (filled ? std::to_string(after[1 + i] - before[1 + i]) : std::string("?"));
+            (filled ? std::to_string(after[kHeaderWords + i] - before[kHeaderWords + i]) : std::string("?"));
   }
   std::printf("%s\n", line.c_str());
 }

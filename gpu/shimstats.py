@@ -5,20 +5,19 @@ Read generically: a key the shim does not write (a build from before a feature) 
 programs work with the shim before and after its replay of legacy cuDNN calls and of cuBLAS landed.
 Standard library only. docs/statistics.md lists the keys.
 """
-# The replay families besides the backend's graph replay, and the suffix of each of their counters.
-FAMILIES = ("legacy_bn", "legacy_conv", "legacy_tensor", "lt_matmul", "gemm")
+# The replay families (the backend execute's among them since the statistics' version 2), and the
+# suffix of each of their counters.
+FAMILIES = ("backend", "legacy_bn", "legacy_conv", "legacy_tensor", "lt_matmul", "gemm", "typed_gemm")
 SUFFIXES = ("_direct", "_captured", "_launches", "_refused_capturing", "_refused_context", "_refused_failed",
-            "_refused_full", "_unknown", "_declined")
+            "_refused_full", "_unknown", "_declined", "_refused_churn", "_evicted")
 HEURISTIC_KEYS = ("heuristic_cached", "heuristic_stored")
-BACKEND_KEYS = ("graphs_captured", "graph_launches", "direct_executes")
-LEGACY_FAMILIES = FAMILIES[:3]
-BLAS_FAMILIES = FAMILIES[3:]
+LEGACY_FAMILIES = ("legacy_bn", "legacy_conv", "legacy_tensor")
+BLAS_FAMILIES = ("lt_matmul", "gemm")
 # A family's calls, as its counters split them: direct + captured + launches is every call of the
 # family the shim saw while its replay was on (the refused, unknown and declined ones are direct).
 CALL_PARTS = ("_direct", "_captured", "_launches")
-# Names that end so without being a replay family: the backend's graph replay (graphs_captured,
-# graph_launches; its direct_executes) and the heuristic cache (heuristic_direct), each told apart.
-NOT_FAMILIES = ("graph", "graphs", "heuristic")
+# Names that end so without being a replay family: the heuristic cache (heuristic_direct).
+NOT_FAMILIES = ("heuristic",)
 
 
 def count(stats, key):
@@ -28,7 +27,7 @@ def count(stats, key):
 
 
 def launches(stats):
-    """Replayed ops: the sum of every *_launches counter (graph_launches, legacy_bn_launches, ...)."""
+    """Replayed ops: the sum of every *_launches counter (backend_launches, legacy_bn_launches, ...)."""
     return sum(count(stats, k) for k in (stats or {}) if k.endswith("_launches"))
 
 
@@ -51,18 +50,17 @@ def replay_families(keys):
 
 
 def blas_families(keys):
-    """The cuBLAS and cuBLASLt families among `keys`: every replay family but cuDNN's legacy_* ones."""
-    return [f for f in replay_families(keys) if not f.startswith("legacy_")]
+    """The cuBLAS and cuBLASLt families among `keys`: every replay family but cuDNN's (legacy_*, backend)."""
+    return [f for f in replay_families(keys) if not f.startswith("legacy_") and f != "backend"]
 
 
 def calls(counts, iterations=1):
     """What the shim saw per iteration, per family that saw a call: {family: {"calls", "launches",
-    "captured", "direct"}} for each replay family (by its counters' names), the backend's executes of
-    cached packs as "backend" and cuBLASLt's heuristic as "heuristic" ({"calls", "cached", "stored",
+    "captured", "direct"}} for each replay family (by its counters' names: the backend's executes of
+    cached packs are "backend") and cuBLASLt's heuristic as "heuristic" ({"calls", "cached", "stored",
     "direct"}). `counts`: counter increases (a census, a delta)."""
     result = {}
     parts = [(f, {p: f"{f}_{p}" for p in ("launches", "captured", "direct")}) for f in replay_families(counts)]
-    parts.append(("backend", {"launches": "graph_launches", "captured": "graphs_captured", "direct": "direct_executes"}))
     parts.append(("heuristic", {k.split("_")[1]: k for k in (*HEURISTIC_KEYS, "heuristic_direct")}))
     for family, keys in parts:
         numbers = {part: count(counts, key) / iterations for part, key in keys.items()}
@@ -107,7 +105,6 @@ def replay_text(stats):
             parts.append(f"{family}: " + ", ".join(f"{k} {v}" for k, v in numbers.items() if v or k == "launches"))
     if any(k in stats for k in HEURISTIC_KEYS):
         parts.append("heuristics: " + ", ".join(f"{k.split('_')[1]} {count(stats, k)}" for k in HEURISTIC_KEYS))
-    parts.append("backend: " + ", ".join(f"{k} {count(stats, k)}" for k in BACKEND_KEYS))
     if not replay_families(stats):
         parts.insert(0, "no legacy_* or cuBLAS counters (a shim without those replays)")
     return "; ".join(parts)

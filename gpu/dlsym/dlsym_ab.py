@@ -59,8 +59,8 @@ CENSUS_CALLS = 20  # calls over which the child counts what the shim did per cal
 PLAN_CALLS = 20  # calls with everything off before anything is measured (plans, lazy set-up)
 # The statistics keys that show the reach, in the order printed; every dlsym_* key is added.
 REACH_KEYS = ("set_stream_calls", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses",
-              "packs_materialized", "graphs_captured", "graph_launches", "direct_executes",
-              "graph_refusals_host_pointer", "graph_refusals_churn", "graph_refusals_failed",
+              "packs_materialized", "backend_captured", "backend_launches", "backend_direct",
+              "backend_unknown", "backend_refused_churn", "backend_refused_failed",
               "handles", "resolved_by", "cudnn_library", "cudnn_libraries",
               "cudnn_unseen")  # a libcudnn loaded that no call reached the shim through (docs/statistics.md)
 
@@ -301,7 +301,7 @@ def summary_line(report):
     parts.append("outputs: same process " + (verdict(False) if False in in_process else verdict(True) if in_process and all(in_process) else verdict(None))
                  + ", against no shim " + verdict(report.get("cross_process", {}).get("passed")))
     counts = reach(report.get("stats"))
-    shown = {k: counts[k] for k in ("pack_hits", "graph_launches") if k in counts}
+    shown = {k: counts[k] for k in ("pack_hits", "backend_launches") if k in counts}
     for key, value in counts.items():  # the dlsym counters, and how many objects looked names up
         if key.startswith("dlsym") and isinstance(value, int) and not isinstance(value, bool):
             shown[key] = value

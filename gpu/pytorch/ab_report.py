@@ -3,7 +3,7 @@
 Per workload, condition and metric (one row): the paired summary of gpu/abstats.py (medians, mean
 gain, its bootstrap 95% interval, the percentages), the mean time per iteration off and on, and,
 from the shim's counters read around each timed block, the replayed ops per iteration (the sum of
-every *_launches counter: graph_launches, legacy_*_launches, lt_matmul_launches, gemm_launches)
+every *_launches counter: backend_launches, legacy_*_launches, lt_matmul_launches, gemm_launches)
 and the saving per replayed op.
 """
 import statistics
@@ -133,7 +133,7 @@ def census_text(census, timed_iterations):
     moved = {k: v / timed_iterations for k, v in census.items() if v}
     families = shimstats.replay_families(moved)
     keys = [k for k in moved if k.endswith("_launches") or k.startswith(("heuristic_", "pack_"))
-            or any(k.startswith(f"{f}_") for f in families) or k in shimstats.BACKEND_KEYS
+            or any(k.startswith(f"{f}_") for f in families)
             or k == "library_calls"]
     calls = shimstats.calls_text(census, timed_iterations)
     return (f"calls per iteration: {calls or 'none counted (no replay on, or none reached the shim)'}; counters: "

@@ -90,7 +90,7 @@ def graphs_part(args, work, checks):
     # directly while they count, so a refusal for capturing is seen only when a triple reached its
     # capture inside the program's (the stub tests force that case): reported, not judged.
     capture_stats = runs["capture-shim"].stats or {}
-    checks.add("capture-shim: executes refused inside the program's own capture (graph_refusals_capturing)", None,
+    checks.add("capture-shim: executes refused inside the program's own capture (backend_refused_capturing)", None,
                graph_numbers(capture_stats) + " (informational)")
     sdpa_agree = runs["sdpa-plain-1"].output_bytes() == runs["sdpa-plain-2"].output_bytes()
     same_bytes(checks, "infer-nographs: output identical to the run without the shim", runs["infer-nographs"],
@@ -271,7 +271,7 @@ def tracer_checks(args, work, checks, runs):
                 # shim's own: each graph capture of a cuDNN op (a backend execute, or a legacy call:
                 # the batch norms of this network) sets the handle's stream to the shim's and back,
                 # and executes once under capture; an execute answered by a graph launch reaches nothing.
-                captured, launched = stats.get("graphs_captured", 0), stats.get("graph_launches", 0)
+                captured, launched = stats.get("backend_captured", 0), stats.get("backend_launches", 0)
                 legacy_captured = sum(shimstats.count(stats, f"{family}_captured")
                                       for family in shimstats.LEGACY_FAMILIES)
                 checks.add(f"{run.name}: the tracer's cudnnSetStream calls = the shim's forwarded + 2 per capture",

@@ -111,7 +111,7 @@ def legacy_part(args, work, checks):
             # executes directly while the stream captures), reported: a refusal is seen only for an
             # op whose replay reached its capture inside the program's.
             stats = runs[f"{name}-shim"].stats or {}
-            refused = {k: v for k, v in stats.items() if k.endswith("_refused_capturing") or k == "graph_refusals_capturing"}
+            refused = {k: v for k, v in stats.items() if k.endswith("_refused_capturing") or k == "backend_refused_capturing"}
             checks.add(f"{name}-shim: executes refused inside the program's own capture", None,
                        f"{refused or 'no such counter'} (informational)")
     return runs, {"spreads": spreads}

@@ -20,7 +20,7 @@ set has come three times: reported). The cases:
     losses, last gradients, weights;
   - capture: the program's own CUDA graph around calls the shim would otherwise relocate: outputs;
     while the program's stream captured, nothing launched, captured or relocated by the shim, and
-    calls refused for capturing (<family>_refused_capturing, graph_refusals_capturing) > 0;
+    calls refused for capturing (<family>_refused_capturing, backend_refused_capturing) > 0;
   - streams: one model on two streams in turn: outputs;
   - mlp: an fp32 MLP's forwards, then deterministic training steps (cublasSgemm_v2,
     cublasSgemmStridedBatched; CUBLAS_WORKSPACE_CONFIG=:4096:8): outputs, losses, gradients and
@@ -199,9 +199,9 @@ def program_capture(checks, runs):
             checks.add(f"{run.name}: the shim's counters during the program's capture", False, "not printed")
             continue
         launched = shimstats.launches(counts)
-        captured = sum(v for k, v in counts.items() if k.endswith("_captured"))  # graphs_captured among them
+        captured = sum(v for k, v in counts.items() if k.endswith("_captured"))  # backend_captured among them
         refused = {k: v for k, v in counts.items()
-                   if k.endswith("_refused_capturing") or k == "graph_refusals_capturing"}
+                   if k.endswith("_refused_capturing") or k == "backend_refused_capturing"}
         relocated = shimstats.count(counts, "relocated")
         found[kind] = {"launched": launched, "captured": captured, "relocated": relocated, "refused": refused}
         detail = (f"launched {launched}, captured {captured}, relocated {relocated}, refused for capturing {refused}; "

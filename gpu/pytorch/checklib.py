@@ -28,9 +28,9 @@ WORKLOAD = HERE / "workload.py"
 RUN_TIMEOUT_S = 120  # one process (cuDNN builds the SDPA graphs at their first call)
 PARALLEL_RUNS = 8  # processes at a time, all on the one GPU (the H200 machine has 16 cores)
 PACK_KEYS = ("variant_packs", "packs_proxied", "pack_hits", "pack_misses", "pack_evictions", "packs_materialized")
-GRAPH_KEYS = ("graphs", "graphs_captured", "graph_launches", "direct_executes", "graph_refusals_capturing",
-              "graph_refusals_host_pointer", "graph_refusals_context", "graph_refusals_churn",
-              "graph_refusals_failed", "graph_refusals_full", "graph_evictions")
+GRAPH_KEYS = ("graphs", "backend_captured", "backend_launches", "backend_direct", "backend_refused_capturing",
+              "backend_unknown", "backend_refused_context", "backend_refused_churn",
+              "backend_refused_failed", "backend_refused_full", "backend_evicted")
 
 
 def key_values(text):
@@ -213,14 +213,14 @@ def check_graphs(checks, run, steady=True):
     if not stats:
         return
     if run.shim == "nographs":
-        checks.add(f"{run.name}: graph replay off (--no-graphs): graph_launches = 0",
-                   stats.get("graph_launches") == 0 and stats.get("graphs") is False, graph_numbers(stats))
+        checks.add(f"{run.name}: graph replay off (--no-graphs): backend_launches = 0",
+                   stats.get("backend_launches") == 0 and stats.get("graphs") is False, graph_numbers(stats))
         return
     if not steady:
         checks.add(f"{run.name}: graph replay", None, graph_numbers(stats) + " (informational)")
         return
-    captured, launches = stats.get("graphs_captured"), stats.get("graph_launches")
-    checks.add(f"{run.name}: graph replay at work (graphs_captured > 0, graph_launches > 0)",
+    captured, launches = stats.get("backend_captured"), stats.get("backend_launches")
+    checks.add(f"{run.name}: graph replay at work (backend_captured > 0, backend_launches > 0)",
                isinstance(captured, int) and captured > 0 and isinstance(launches, int) and launches > 0,
                graph_numbers(stats))
 

@@ -116,11 +116,12 @@ class _Shim:
         names.restype, names.argtypes = ctypes.c_char_p, []
         read.restype, read.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
         fields = (names() or b"").decode("ascii").split()
-        # The struct as the shim declares it: two uint32 (size, counting), then a uint64 per name.
+        # The struct as the shim declares it (statistics version 2): four uint32 (size, counting,
+        # version, reserved), then a uint64 per name.
         struct = type(
             "cudnn_fastpath_stats_t",
             (ctypes.Structure,),
-            {"_fields_": [("size", ctypes.c_uint32), ("counting", ctypes.c_uint32)]
+            {"_fields_": [(name, ctypes.c_uint32) for name in _HEADER]
              + [(name, ctypes.c_uint64) for name in fields]},
         )
         with self._lock:
@@ -129,6 +130,8 @@ class _Shim:
 
 
 _shim = _Shim()
+# The struct's uint32 members before its counters.
+_HEADER = ("size", "counting", "version", "reserved")
 
 
 def _names(mask):
@@ -195,7 +198,8 @@ def disabled():
 
 
 def stats():
-    """The shim's counts now, as a dict: ``counting`` (bool), then ``handles``, ``live_handles``
+    """The shim's counts now, as a dict: ``counting`` (bool), ``version`` (of the statistics'
+    layout, docs/statistics.md), then ``handles``, ``live_handles``
     and every counter of the shim by name (``skipped``, ``forwarded``, ``pack_hits``, ...; the list
     is the shim's own, cudnn_fastpath_stats_fields()), each an int.
 
@@ -212,10 +216,10 @@ def stats():
     out = struct()
     if read(ctypes.byref(out), ctypes.sizeof(out)) != 0:
         raise OSError("cudnn_fastpath_stats refused a buffer of %d bytes" % ctypes.sizeof(out))
-    result = {"counting": bool(out.counting)}
+    result = {"counting": bool(out.counting), "version": int(out.version)}
     # Only what the shim filled: its struct may be shorter than the list it named (never here, as
     # both come from the same shim, but the size field is the contract).
-    for name, kind in struct._fields_[2:]:
+    for name, kind in struct._fields_[len(_HEADER):]:
         if getattr(struct, name).offset + ctypes.sizeof(kind) > out.size:
             break
         result[name] = int(getattr(out, name))

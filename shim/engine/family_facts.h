@@ -1,5 +1,5 @@
 // What the replay engine knows of each family of replayed calls (CUDNN_FASTPATH_REPLAY_FAMILIES,
-// shim_control.h), and the types every part of the engine shares: the family, the call's key, the
+// shim_control.h, names them and their counters), and the types every part of the engine shares: the family, the call's key, the
 // graph caches' entries, the outcomes counted. The engine's files stand in one direction over this
 // one: family_facts, graph_launch (how a call runs), shape_cache (relocation), replay_engine (the
 // path of a replayed call); none calls back up (tests/layers/check-layers).
@@ -18,7 +18,7 @@ namespace cudnn_fastpath::shim {
 // The families, each with a graph cache of its own (one family's churn never evicts another's
 // graphs), its admission state per thread, its counters and its feature.
 enum class Family : int {
-#define CUDNN_FASTPATH_FAMILY_ENUMERATOR(C, name, ...) name,
+#define CUDNN_FASTPATH_FAMILY_ENUMERATOR(C, name, group) name,
   CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_ENUMERATOR, )
 #undef CUDNN_FASTPATH_FAMILY_ENUMERATOR
   kCount
@@ -39,40 +39,51 @@ constexpr Admitted admitted_of(Family family) noexcept {
 static_assert(static_cast<int>(Admitted::backend) == kFirstAdmittedFamily && static_cast<int>(Family::backend) == 0,
               "a family's admission state is at its place after the pack cache's");
 
-// What the engine counts of a family's calls.
-enum class Outcome : int { kDirect, kCaptured, kLaunch, kCapturing, kContext, kFailed, kFull, kUnknown, kDeclined, kCount };
+// What the engine counts of a family's calls: CUDNN_FASTPATH_FAMILY_COUNTERS' order.
+enum class Outcome : int {
+  kDirect, kCaptured, kLaunch, kCapturing, kContext, kFailed, kFull, kUnknown, kDeclined, kChurn, kEvicted, kCount
+};
 
-// What each family's row says (a table, so that a count on a replayed call's path is two loads).
+// What the shim knows of each family beyond its counters.
 struct FamilyFacts {
-  const char* noun;     // one of its calls, in messages
-  unsigned feature;     // the CUDNN_FASTPATH_FEATURE_* bit that switches it
-  HandleOwner handle;   // whose handle is the first word of its keys
-  std::uint8_t capture_cost;  // launches that repay a capture
-  Counter outcomes[static_cast<int>(Outcome::kCount)];  // its counter of each outcome
+  const char* noun;           // one of its calls, in messages
+  unsigned feature;           // the CUDNN_FASTPATH_FEATURE_* bit that switches it
+  HandleOwner handle;         // whose handle is the first word of its keys: its destroy forgets them
+  std::uint8_t capture_cost;  // launches that repay a capture (docs/graph-costs.md: the H200's, rounded up)
 };
-// The counters of a prefixed family are CUDNN_FASTPATH_REPLAY_COUNTERS, in Outcome's order; an own
-// family's are listed here (the backend execute's, which came before the families had a list).
-#define CUDNN_FASTPATH_OUTCOMES_prefixed(name)                                                          \
-  {Counter::name##_direct, Counter::name##_captured, Counter::name##_launches,                         \
-   Counter::name##_refused_capturing, Counter::name##_refused_context, Counter::name##_refused_failed, \
-   Counter::name##_refused_full, Counter::name##_unknown, Counter::name##_declined}
-#define CUDNN_FASTPATH_OUTCOMES_own(name) kOwnOutcomes_##name
-#define kOwnOutcomes_backend                                                                    \
-  {Counter::direct_executes, Counter::graphs_captured, Counter::graph_launches,               \
-   Counter::graph_refusals_capturing, Counter::graph_refusals_context, Counter::graph_refusals_failed, \
-   Counter::graph_refusals_full, Counter::graph_refusals_host_pointer, Counter::graphs_declined}
-inline constexpr FamilyFacts kFacts[kFamilies] = {
-#define CUDNN_FASTPATH_FAMILY_FACTS(C, name, group, feature, noun, handle, capture_cost, counters) \
-  {noun, CUDNN_FASTPATH_FEATURE_##feature, HandleOwner::handle, capture_cost, CUDNN_FASTPATH_OUTCOMES_##counters(name)},
-    CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_FACTS, )
-#undef CUDNN_FASTPATH_FAMILY_FACTS
-};
-#undef kOwnOutcomes_backend
-#undef CUDNN_FASTPATH_OUTCOMES_own
-#undef CUDNN_FASTPATH_OUTCOMES_prefixed
+constexpr FamilyFacts facts_of(Family family) noexcept {
+  switch (family) {
+    case Family::backend: return {"an execute", CUDNN_FASTPATH_FEATURE_GRAPHS, HandleOwner::cudnn, 3};
+    case Family::legacy_bn: return {"a batch norm", CUDNN_FASTPATH_FEATURE_LEGACY, HandleOwner::cudnn, 5};
+    case Family::legacy_conv: return {"a convolution", CUDNN_FASTPATH_FEATURE_LEGACY, HandleOwner::cudnn, 3};
+    case Family::legacy_tensor: return {"a tensor op", CUDNN_FASTPATH_FEATURE_LEGACY, HandleOwner::cudnn, 3};
+    case Family::lt_matmul: return {"a cublasLt matmul", CUDNN_FASTPATH_FEATURE_CUBLAS, HandleOwner::cublas, 2};
+    case Family::gemm: return {"a cublas GEMM", CUDNN_FASTPATH_FEATURE_CUBLAS, HandleOwner::cublas, 2};
+    case Family::typed_gemm: return {"a cublas S/D/C/Z GEMM", CUDNN_FASTPATH_FEATURE_CUBLAS, HandleOwner::cublas, 2};
+    case Family::kCount: break;
+  }
+  return {nullptr, 0, HandleOwner::cudnn, 0};
+}
+constexpr bool every_family_has_facts() noexcept {
+  for (int f = 0; f < kFamilies; ++f)
+    if (facts_of(static_cast<Family>(f)).noun == nullptr) return false;
+  return true;
+}
+static_assert(every_family_has_facts(), "a family of CUDNN_FASTPATH_REPLAY_FAMILIES without its facts here");
+
+// Each family's counter of each outcome (CUDNN_FASTPATH_FAMILY_COUNTERS, in Outcome's order): a table,
+// so that a count on a replayed call's path is two loads.
+#define CUDNN_FASTPATH_FAMILY_OUTCOMES(C, name, group)                                                     \
+  {Counter::name##_direct, Counter::name##_captured, Counter::name##_launches,                            \
+   Counter::name##_refused_capturing, Counter::name##_refused_context, Counter::name##_refused_failed,    \
+   Counter::name##_refused_full, Counter::name##_unknown, Counter::name##_declined,                       \
+   Counter::name##_refused_churn, Counter::name##_evicted},
+inline constexpr Counter kOutcomeCounters[kFamilies][static_cast<int>(Outcome::kCount)] = {
+    CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_OUTCOMES, )};
+#undef CUDNN_FASTPATH_FAMILY_OUTCOMES
 
 inline Counter counter_of(Family family, Outcome outcome) noexcept {
-  return kFacts[static_cast<int>(family)].outcomes[static_cast<int>(outcome)];
+  return kOutcomeCounters[static_cast<int>(family)][static_cast<int>(outcome)];
 }
 
 // Counts `outcome` for `family` when statistics are on (mode `m`).

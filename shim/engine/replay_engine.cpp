@@ -79,7 +79,7 @@ int launch_ready(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, 
     const std::uint8_t recaptures = e.recaptures.load(std::memory_order_relaxed);
     if (recaptures >= kMaxRecaptures) {
       e.publish(Phase::kNever);
-      if (counting(m) && call.family == Family::backend) count(Counter::graph_refusals_churn);
+      count_outcome(m, call.family, Outcome::kChurn);
       return run_direct(call, m);
     }
     e.recaptures.store(recaptures + 1, std::memory_order_relaxed);
@@ -133,7 +133,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   }
   if (evicted.entry) {
     destroy_graph(evicted);
-    if (evicted.graph != nullptr && counting(m) && call.family == Family::backend) count(Counter::graph_evictions);
+    if (evicted.graph != nullptr) count_outcome(m, call.family, Outcome::kEvicted);
     if (const unsigned waste = waste_of(call.family, evicted); waste != 0 && judged)
       t->admissions.waste(admitted_of(call.family), waste);
   }

@@ -27,7 +27,7 @@ namespace cudnn_fastpath::shim {
 // both from CUDNN_FASTPATH_REPLAY_FAMILIES), and the cache of cuBLASLt's heuristic answers.
 enum class Admitted : int {
   kPacks,
-#define CUDNN_FASTPATH_ADMITTED_FAMILY(C, name, ...) name,
+#define CUDNN_FASTPATH_ADMITTED_FAMILY(C, name, group) name,
   CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_ADMITTED_FAMILY, )
 #undef CUDNN_FASTPATH_ADMITTED_FAMILY
   kHeuristic,

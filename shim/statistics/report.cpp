@@ -50,6 +50,7 @@ cudnn_fastpath_stats_t gather() noexcept {
   cudnn_fastpath_stats_t s{};
   s.size = sizeof s;
   s.counting = (current_mode() & mode::kCounting) ? 1 : 0;
+  s.version = CUDNN_FASTPATH_STATS_VERSION;
   s.handles = handle_table().claims();
   s.live_handles = handle_table().live();
   std::uint64_t totals[kCounters];
@@ -237,12 +238,13 @@ void write_json(const cudnn_fastpath_stats_t& s, const char* pattern) {
   std::uint64_t values[kCounters];
   counter_values(s, values);
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
-  char json[8192];
+  char json[16384];
   std::size_t used = 0;
   bool fits = append(json, sizeof json, used,
-                     "{\n  \"pid\": %ld,\n  \"set_stream_calls\": %llu,\n  \"handles\": %llu,\n"
+                     "{\n  \"version\": %u,\n  \"pid\": %ld,\n  \"set_stream_calls\": %llu,\n  \"handles\": %llu,\n"
                      "  \"live_handles\": %llu,\n",
-                     static_cast<long>(getpid()), u(s.skipped + s.forwarded), u(s.handles), u(s.live_handles));
+                     s.version, static_cast<long>(getpid()), u(s.skipped + s.forwarded), u(s.handles),
+                     u(s.live_handles));
   for (int i = 0; i < kCounters; ++i)
     fits = fits && append(json, sizeof json, used, "  \"%s\": %llu,\n", kCounterNames[i].key, u(values[i]));
   const Binding* lt = first_binding(Library::kCublasLt);

@@ -262,16 +262,17 @@ TEST_CASE("statistics: the graph counts in the JSON file and a stderr line", "[g
   check_sound(o);
   const std::string json = read_file(dir + "/s.json");
   INFO(json);
-  CHECK(json_number(json, "graphs_captured").value_or(-1) == 1);
-  CHECK(json_number(json, "graph_launches").value_or(-1) == 98);
-  CHECK(json_number(json, "direct_executes").value_or(-1) == 2);
-  CHECK(json_number(json, "graph_refusals_capturing").value_or(-1) == 0);
-  CHECK(json_number(json, "graph_evictions").value_or(-1) == 0);
+  CHECK(json_number(json, "backend_captured").value_or(-1) == 1);
+  CHECK(json_number(json, "backend_launches").value_or(-1) == 98);
+  CHECK(json_number(json, "backend_direct").value_or(-1) == 2);
+  CHECK(json_number(json, "backend_refused_capturing").value_or(-1) == 0);
+  CHECK(json_number(json, "backend_evicted").value_or(-1) == 0);
   CHECK(json.find("\"graphs\": true") != std::string::npos);
 
   const Outcome refused = run("linked", "host_pointer", {.env = {{"CUDNN_FASTPATH_STATS", "1"}}});
   CHECK(count_lines_containing(refused.process.err,
-                               "graph replay: 0 captured, 0 launches, 20 direct, 0 refused: capturing, 1 host pointer") == 1);
+                               "backend execute replay: 20 direct, 0 captured, 0 launches, 0 refused: capturing, 0 context, "
+                               "0 failed, 0 full, 1 unknown") == 1);
 }
 
 TEST_CASE("the launcher's --no-graphs option executes every op directly", "[graphs][launcher]") {

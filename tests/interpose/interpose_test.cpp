@@ -246,7 +246,7 @@ TEST_CASE("statistics: stderr lines and a JSON file named by pid", "[interpose][
   const std::regex key("\n  \"([a-z_]+)\": ");
   for (std::sregex_iterator m(json.begin(), json.end(), key), end; m != end; ++m)
     keys.push_back((*m)[1]);
-  std::vector<std::string> expected = {"pid", "set_stream_calls", "handles", "live_handles"};
+  std::vector<std::string> expected = {"version", "pid", "set_stream_calls", "handles", "live_handles"};
 #define CUDNN_FASTPATH_TEST_KEY(name, group, label, what) expected.push_back(#name);
   CUDNN_FASTPATH_COUNTERS(CUDNN_FASTPATH_TEST_KEY)
 #undef CUDNN_FASTPATH_TEST_KEY
@@ -277,12 +277,12 @@ shim = ctypes.CDLL(None)
 shim.cudnn_fastpath_stats_fields.restype = ctypes.c_char_p
 fields = shim.cudnn_fastpath_stats_fields().decode().split()
 class Stats(ctypes.Structure):
-    _fields_ = [("size", ctypes.c_uint32), ("counting", ctypes.c_uint32)] + \
+    _fields_ = [(name, ctypes.c_uint32) for name in ("size", "counting", "version", "reserved")] + \
                [(name, ctypes.c_uint64) for name in fields]
 s = Stats()
 if shim.cudnn_fastpath_stats(ctypes.byref(s), ctypes.c_size_t(ctypes.sizeof(s))) == 0 and s.counting:
     print(s.skipped, s.forwarded, s.pack_hits, s.pack_misses)
-print("filled", s.size == ctypes.sizeof(s))
+print("filled", s.size == ctypes.sizeof(s), "version", s.version)
 )";
   const ProcessResult r = run_process({"/usr/bin/python3", "-c", recipe},
                                       {{"LD_PRELOAD", shim_under_test()},
@@ -290,7 +290,7 @@ print("filled", s.size == ctypes.sizeof(s))
                                        {"CUDNN_FASTPATH_STATS", "1"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out == "0 0 0 0\nfilled True\n");  // no cuDNN call: every count 0
+  CHECK(r.out == "0 0 0 0\nfilled True version 2\n");  // no cuDNN call: every count 0
 }
 
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {

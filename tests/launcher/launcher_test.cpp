@@ -483,7 +483,7 @@ TEST_CASE("the demo on the stub shows each feature at work in the shim's counter
   // 2 to 5: 20 ops each; all but the first from the cache, all but the first few replayed.
   CHECK(at("pack_misses") == 1);
   CHECK(at("pack_hits") == 19);
-  CHECK(at("graph_launches") >= 15);
+  CHECK(at("backend_launches") >= 15);
   CHECK(at("legacy_bn_launches") >= 15);
   CHECK(at("legacy_bn_unknown") == 0);
   CHECK(at("heuristic_cached") == 19);

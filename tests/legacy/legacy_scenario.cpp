@@ -2,6 +2,8 @@
 // and their Worlds, the checks, the counters, and main.
 #include "tests/legacy/legacy_scenario.h"
 
+#include "shim/include/cudnn_fastpath/shim_control.h"
+
 #include <dlfcn.h>
 
 [[noreturn]] void die(const char* what) {
@@ -249,6 +251,8 @@ int (*g_stats)(void*, std::size_t) = nullptr;
 std::size_t g_stats_size = 0;
 int g_field_of[3][9];
 int g_relocation_field[kRelocationCounterCount];  // -1: the shim has no such counter
+// The struct's members before its counters (size, counting, version, reserved).
+constexpr std::size_t kStatsHeader = offsetof(cudnn_fastpath_stats_t, handles);
 
 void find_stats() {
   g_stats = reinterpret_cast<int (*)(void*, std::size_t)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
@@ -263,7 +267,7 @@ void find_stats() {
     names.emplace_back(p, end ? static_cast<std::size_t>(end - p) : std::strlen(p));
     p = end ? end + 1 : p + std::strlen(p);
   }
-  g_stats_size = 8 + 8 * names.size();
+  g_stats_size = kStatsHeader + 8 * names.size();
   for (int f = 0; f < 3; ++f)
     for (int o = 0; o < 9; ++o) {
       g_field_of[f][o] = -1;
@@ -296,9 +300,11 @@ Snapshot Snapshot::now() {
     std::uint32_t header[2];
     std::memcpy(header, words.data(), sizeof header);
     s.counting = header[1] != 0;
+    constexpr std::size_t first = kStatsHeader / 8;  // the first counter's word
     for (int f = 0; f < 3; ++f)
-      for (int o = 0; o < 9; ++o) s.shim[f][o] = words[1 + g_field_of[f][o]];
-    for (int r = 0; r < kRelocationCounterCount; ++r) s.relocation[r] = g_relocation_field[r] < 0 ? 0 : words[1 + g_relocation_field[r]];
+      for (int o = 0; o < 9; ++o) s.shim[f][o] = words[first + g_field_of[f][o]];
+    for (int r = 0; r < kRelocationCounterCount; ++r)
+      s.relocation[r] = g_relocation_field[r] < 0 ? 0 : words[first + g_relocation_field[r]];
   }
   return s;
 }

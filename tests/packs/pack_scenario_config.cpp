@@ -116,11 +116,14 @@ int switch_every() {
 
 namespace {
 
-// cudnn_fastpath_stats_t as the C API lays it out (shim_control.h): two 32-bit words, then 64-bit
-// counts, as many as cudnn_fastpath_stats_fields() names. Room for more than the shim has.
+// cudnn_fastpath_stats_t as the C API lays it out (shim_control.h, statistics version 2): four
+// 32-bit words, then 64-bit counts, as many as cudnn_fastpath_stats_fields() names. Room for more
+// than the shim has.
 struct StatsBuffer {
   std::uint32_t size;
   std::uint32_t counting;
+  std::uint32_t version;
+  std::uint32_t reserved;
   std::uint64_t values[256];
 };
 using StatsFunction = int (*)(void*, std::size_t);
@@ -182,6 +185,7 @@ int stats_api() {
   print("status", stats(&all, sizeof all));
   print("size", all.size);
   print("counting", all.counting);
+  print("version", all.version);
   const std::vector<std::string> names = words(fields());
   for (std::size_t i = 0; i < names.size() && i < 64; ++i)
     print(("api." + names[i]).c_str(), static_cast<long long>(all.values[i]));
@@ -193,7 +197,7 @@ int stats_api() {
   print("small_untouched", small.size == 0xababababu);
   StatsBuffer partial;
   std::memset(&partial, 0xab, sizeof partial);
-  print("partial_status", stats(&partial, 16));
+  print("partial_status", stats(&partial, 24));
   print("partial_size", partial.size);
   print("partial_handles", static_cast<long long>(partial.values[0]));
   print("partial_rest_untouched", partial.values[1] == 0xababababababababull);

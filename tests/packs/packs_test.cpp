@@ -3,6 +3,7 @@
 // Each test runs a scenario program (pack_scenario.cpp) in a child process and judges what it
 // printed; most run it a second time without the shim, which shows what the program sees from
 // cuDNN alone: the counts the shim must beat, and the statuses it must not change.
+#include <cstddef>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "shim/include/cudnn_fastpath/shim_control.h"
 #include "tests/support/process.h"
 #include "tests/support/outcome.h"
 #include "tests/support/scenario_run.h"
@@ -639,8 +641,9 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
     if (on.values.count("header_fields")) CHECK(on.values.at("header_fields") == fields);
     const long long count = std::count(fields.begin(), fields.end(), ' ') + 1;
     CHECK(on["status"] == 0);
-    CHECK(on["size"] == 8 + 8 * count);
+    CHECK(on["size"] == static_cast<long long>(offsetof(cudnn_fastpath_stats_t, handles)) + 8 * count);
     CHECK(on["counting"] == 1);
+    CHECK(on["version"] == CUDNN_FASTPATH_STATS_VERSION);
     // Two handles (the thread's destroyed), each set's first call forwarded; one content.
     const std::pair<const char*, long long> exact[] = {
         {"handles", 2}, {"live_handles", 1}, {"skipped", 198}, {"forwarded", 2}, {"verify_mismatches", 0},
@@ -658,7 +661,7 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
     CHECK(on["small_status"] == -1);
     CHECK(on["small_untouched"] == 1);
     CHECK(on["partial_status"] == 0);
-    CHECK(on["partial_size"] == 16);
+    CHECK(on["partial_size"] == 24);
     CHECK(on["partial_handles"] == 2);
     CHECK(on["partial_rest_untouched"] == 1);
 

@@ -60,7 +60,8 @@ start = cf.stats()
 expect("stats()['counting']", start.get("counting"), counting)
 names = process.cudnn_fastpath_stats_fields
 names.restype = ctypes.c_char_p
-expect("stats() keys", list(start), ["counting"] + names().decode().split())
+expect("stats()['version']", start.get("version"), 2)
+expect("stats() keys", list(start), ["counting", "version"] + names().decode().split())
 
 set_stream_times(100)
 after = cf.stats()
@@ -70,9 +71,9 @@ if counting:
     expect("skipped after 100 calls", after["skipped"] - start["skipped"], 99)
     expect("forwarded after 100 calls", after["forwarded"] - start["forwarded"], 1)
 else:
-    expect("counters with statistics off", {k: v for k, v in after.items() if k not in
-                                            ("counting", "handles", "live_handles")},
-           {k: 0 for k in after if k not in ("counting", "handles", "live_handles")})
+    unchanged = ("counting", "version", "handles", "live_handles")
+    expect("counters with statistics off", {k: v for k, v in after.items() if k not in unchanged},
+           {k: 0 for k in after if k not in unchanged})
 
 with cf.disabled():
     expect("features() in disabled()", cf.features(), frozenset())

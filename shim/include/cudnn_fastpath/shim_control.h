@@ -42,83 +42,63 @@ unsigned cudnn_fastpath_features(void);
  * those asked for that the configuration allows. */
 unsigned cudnn_fastpath_set_features(unsigned features);
 
-/* The shim's counters: the one list from which the struct below, the JSON report's keys, the lines
- * on stderr and the sum over threads are all made. X(name, group, label, what): `name` is the
- * struct member and the JSON key, `group` and `label` make the stderr line. New counters are only
- * ever appended. Every count is exact; the shim measures no time (docs/statistics.md). */
+/* The shim's counters, one flat list grouped by concern, from which the struct below, the JSON
+ * report's keys, the lines on stderr and the sum over threads are all made. X(name, group, label,
+ * what): `name` is the struct member and the JSON key, `group` and `label` make the stderr line.
+ * Every count is exact; the shim measures no time (docs/statistics.md). The layout is
+ * CUDNN_FASTPATH_STATS_VERSION's: a reader checks the struct's `version`, or takes the members by
+ * name (cudnn_fastpath_stats_fields()). */
+#define CUDNN_FASTPATH_STATS_VERSION 2u
+
 #define CUDNN_FASTPATH_COUNTERS(X)                                                                    \
+  /* The cudnnSetStream skip. */                                                                      \
   X(skipped, "cudnnSetStream", "skipped", "calls answered from the handle table")                    \
   X(forwarded, "cudnnSetStream", "forwarded", "calls that reached cuDNN")                            \
   X(verify_mismatches, "cudnnSetStream", "verify mismatches", "verify mode: cuDNN held another stream") \
   X(table_full, "cudnnSetStream", "table full", "calls forwarded because the table had no free slot") \
   X(streams_forgotten, "cudnnSetStream", "streams forgotten", "slots forgotten as their stream died") \
+  /* Variant packs. */                                                                                \
   X(packs_proxied, "variant packs", "proxied", "variant packs created as proxies")                   \
   X(pack_hits, "variant packs", "cache hits", "proxies finalized from the cache")                    \
   X(pack_misses, "variant packs", "built", "proxies finalized by building a real pack")              \
   X(pack_evictions, "variant packs", "evicted", "cached packs destroyed to make room")               \
   X(packs_materialized, "variant packs", "materialized", "proxies turned into real packs")            \
-  X(graphs_captured, "graph replay", "captured", "executes captured as CUDA graphs")                  \
-  X(graph_launches, "graph replay", "launches", "executes answered by launching a graph")            \
-  X(direct_executes, "graph replay", "direct", "executes of cached packs that reached cuDNN")        \
-  X(graph_refusals_capturing, "graph replay", "refused: capturing", "direct: the program's stream was capturing") \
-  X(graph_refusals_host_pointer, "graph replay", "host pointer", "direct for good: a host pointer not a known by-value tensor") \
-  X(graph_refusals_context, "graph replay", "context", "direct: a stream of another context, or a green context") \
-  X(graph_refusals_churn, "graph replay", "churn", "direct for good: by-value bytes that kept changing") \
-  X(graph_refusals_failed, "graph replay", "failed", "direct for good: a failed capture or instantiation, or no driver") \
-  X(graph_refusals_full, "graph replay", "full", "direct: every entry of the graph cache's set in use") \
-  X(graph_evictions, "graph replay", "evicted", "graphs destroyed to make room")                      \
-  X(dlsym_handed_out, "dlsym", "handed out", "lookups of an interposed name answered with the shim's function") \
-  X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library") \
   X(packs_declined, "variant packs", "declined", "real packs made while the pack cache backs off (its entries were not used again)") \
-  X(graphs_declined, "graph replay", "declined", "direct: the graph cache backs off (its entries were not used again)") \
-  CUDNN_FASTPATH_REPLAY_FAMILIES_V1(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                                \
-  X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
-  X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
-  X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)") \
+  /* Graph replay: a line per family of replayed calls. */                                            \
+  CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                                   \
+  /* Relocation: a family's graph pointed at a call's own tensors. */                                 \
   X(relocated, "relocation", "launches", "graph launches pointed at the call's own tensors (a family's launches count them too)") \
   X(relocation_updates, "relocation", "node updates", "graph nodes whose arguments were rewritten for a launch")   \
   X(relocations_proven, "relocation", "proven", "call shapes whose graphs were proven to follow their tensors") \
   X(relocations_refused, "relocation", "refused", "call shapes whose graphs cannot follow their tensors: replayed by pointer") \
   X(relocation_mismatches, "relocation", "verify mismatches", "verify mode: a relocated graph unlike a fresh capture of the call") \
-  CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                          \
-  X(library_calls, "libraries' own calls", "passed", "calls of a replayed family that were not the program's own, passed through: the libraries' (cuDNN calling cuBLASLt), those made inside the shim's own calls, and those of a caller that holds the library's functions") \
-  X(relocation_checks, "relocation", "alignment checks", "fresh captures of a relocated call whose tensors had an alignment no capture of its shape had: the library may choose its kernel by it")
+  X(relocation_checks, "relocation", "checks", "fresh captures of a relocated call: an alignment no capture of its shape had, or tensors a word may follow that moved apart") \
+  /* cuBLASLt's heuristic. */                                                                         \
+  X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
+  X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
+  X(heuristic_direct, "matmul heuristic", "direct", "asked of cuBLASLt and not kept (unknown descriptors, a failure, backing off)") \
+  /* The way in through dlsym. */                                                                     \
+  X(dlsym_handed_out, "dlsym", "handed out", "lookups of an interposed name answered with the shim's function") \
+  X(dlsym_declined, "dlsym", "left to the library", "lookups answered with the library's own: the caller's other names came from another library") \
+  /* Calls the shim passed through untouched. */                                                      \
+  X(library_calls, "libraries' own calls", "passed", "calls of a replayed family that were not the program's own, passed through: the libraries' (cuDNN calling cuBLASLt), those made inside the shim's own calls, and those of a caller that holds the library's functions")
 
-/* The families of library calls the shim replays as CUDA graphs, one row each, from which the shim
- * makes everything it keeps per family (docs/design.md, "Adding a replayed family"):
- * F(C, name, group, feature, noun, handle, capture_cost, counters), C passed through to F untouched:
- *   name      the family; a prefixed family's counters are name_direct, name_captured, ...
- *   group     the line its counters make on stderr
- *   feature   the feature that switches it: CUDNN_FASTPATH_FEATURE_<feature>
- *   noun      one of its calls, in messages ("a batch norm")
- *   handle    whose destroy forgets its graphs: cudnn (cudnnDestroy) or cublas (cublasDestroy_v2,
- *             cublasLtDestroy); the handle is the first word of each of its keys
- *   capture_cost   what one capture costs, in launches of its graph: a graph evicted after fewer
- *             launches than that did not repay its capture (docs/graph-costs.md: the H200's figures
- *             rounded up)
- *   counters  prefixed (CUDNN_FASTPATH_REPLAY_COUNTERS below) or own (counters listed by name in
- *             CUDNN_FASTPATH_COUNTERS: the backend execute's, which came before this list)
- * New families are appended to the second list (their counters after every other counter). */
-#define CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C)                                                        \
-  F(C, backend, "graph replay", GRAPHS, "an execute", cudnn, 3, own)                                   \
-  F(C, legacy_bn, "batch norm replay", LEGACY, "a batch norm", cudnn, 5, prefixed)                    \
-  F(C, legacy_conv, "convolution replay", LEGACY, "a convolution", cudnn, 3, prefixed)                \
-  F(C, legacy_tensor, "tensor op replay", LEGACY, "a tensor op", cudnn, 3, prefixed)                  \
-  F(C, lt_matmul, "cublasLt matmul replay", CUBLAS, "a cublasLt matmul", cublas, 2, prefixed)        \
-  F(C, gemm, "cublas gemm replay", CUBLAS, "a cublas GEMM", cublas, 2, prefixed)
-#define CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)                                                  \
-  F(C, typed_gemm, "cublas typed gemm replay", CUBLAS, "a cublas S/D/C/Z GEMM", cublas, 2, prefixed)
-#define CUDNN_FASTPATH_REPLAY_FAMILIES(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_V1(F, C) CUDNN_FASTPATH_REPLAY_FAMILIES_APPENDED(F, C)
+/* The families of library calls the shim replays as CUDA graphs, a row each: F(C, name, group), C
+ * passed through to F untouched (the counters' X); `name` prefixes the family's counters, `group`
+ * is the line they make on stderr. What the shim knows of each beyond its counters (its feature,
+ * its handle, what a capture costs) is its own (shim/engine/family_facts.h). */
+#define CUDNN_FASTPATH_REPLAY_FAMILIES(F, C)                       \
+  F(C, backend, "backend execute replay")                          \
+  F(C, legacy_bn, "batch norm replay")                             \
+  F(C, legacy_conv, "convolution replay")                          \
+  F(C, legacy_tensor, "tensor op replay")                          \
+  F(C, lt_matmul, "cublasLt matmul replay")                        \
+  F(C, gemm, "cublas gemm replay")                                 \
+  F(C, typed_gemm, "cublas typed gemm replay")
 
-/* A family's rows of CUDNN_FASTPATH_COUNTERS (X is the counters' callback). */
-#define CUDNN_FASTPATH_FAMILY_COUNTERS(X, name, group, feature, noun, handle, capture_cost, counters) \
-  CUDNN_FASTPATH_FAMILY_COUNTERS_##counters(X, name, group)
-#define CUDNN_FASTPATH_FAMILY_COUNTERS_prefixed(X, name, group) CUDNN_FASTPATH_REPLAY_COUNTERS(X, name, group)
-#define CUDNN_FASTPATH_FAMILY_COUNTERS_own(X, name, group)
-
-/* The counters of one family of replayed library calls, in the order of the outcomes the replay
- * engine counts (docs/statistics.md): group is its line. */
-#define CUDNN_FASTPATH_REPLAY_COUNTERS(X, family, group)                                                  \
+/* The counters of one family, in the order of the outcomes the replay engine counts
+ * (docs/statistics.md): `group` is its line. */
+#define CUDNN_FASTPATH_FAMILY_COUNTERS(X, family, group)                                                  \
   X(family##_direct, group, "direct", "calls that reached the library directly")                         \
   X(family##_captured, group, "captured", "calls captured as CUDA graphs")                               \
   X(family##_launches, group, "launches", "calls answered by launching a graph")                         \
@@ -126,13 +106,17 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(family##_refused_context, group, "context", "direct: a stream of another context, or a green context") \
   X(family##_refused_failed, group, "failed", "direct for good: a failed capture or instantiation, or no driver") \
   X(family##_refused_full, group, "full", "direct: every entry of the graph cache's set in use")           \
-  X(family##_unknown, group, "unknown", "direct: a descriptor or handle state the shim did not see set")    \
-  X(family##_declined, group, "declined", "direct: the graph cache backs off (its entries were not used again)")
+  X(family##_unknown, group, "unknown", "direct: a descriptor, handle state or host memory the shim did not see set") \
+  X(family##_declined, group, "declined", "direct: the graph cache backs off (its entries were not used again)") \
+  X(family##_refused_churn, group, "churn", "direct for good: host bytes the graph read that kept changing") \
+  X(family##_evicted, group, "evicted", "graphs destroyed to make room")
 
 typedef struct cudnn_fastpath_stats {
   uint32_t size;         /* bytes the shim filled: the caller's size or its own, the smaller */
   uint32_t counting;     /* 1 when statistics are on (CUDNN_FASTPATH_STATS or _STATS_FILE); when 0,
                             every counter below reads 0 */
+  uint32_t version;      /* CUDNN_FASTPATH_STATS_VERSION of the shim that filled it */
+  uint32_t reserved;     /* 0 */
   uint64_t handles;      /* cuDNN handles the table has seen, counted whether or not counting */
   uint64_t live_handles; /* of those, alive now */
 #define CUDNN_FASTPATH_STATS_MEMBER(name, group, label, what) uint64_t name;
