@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "shim/libraries/dispatch.h"
+#include "shim/process/code_layout.h"
 #include "shim/libraries/loaded_objects.h"
 #include "shim/libraries/real_symbols.h"
 
@@ -83,14 +84,20 @@ extern std::atomic<int> g_caller_count __attribute__((visibility("hidden")));
 // it in the scan. __thread, initial-exec: one %fs-relative load (see counters.h's t_counters).
 extern __thread Caller* t_last_caller __attribute__((visibility("hidden"), tls_model("initial-exec")));
 
+// One unsigned compare (an address below begin wraps to a large offset): one branch on every
+// entry point's steady path, where two let the compiler put the second out of line.
 inline bool contains(const Caller& c, std::uintptr_t address) noexcept {
-  return address >= c.begin.load(std::memory_order_relaxed) && address < c.end.load(std::memory_order_relaxed);
+  const std::uintptr_t begin = c.begin.load(std::memory_order_relaxed);
+  return address - begin < c.end.load(std::memory_order_relaxed) - begin;
 }
 
-// The entry whose object contains `address`, if that object was seen calling before.
+// The entry whose object contains `address`, if that object was seen calling before. The thread's
+// last entry is the expected answer, so that the compiler keeps each entry point's steady path one
+// straight run with the scan after it (inline still: a library's calls inside the program's, cuBLAS
+// running its cuBLASLt matmul, alternate the two entries, and a call to the scan costs them more).
 inline Caller* known_caller(std::uintptr_t address) noexcept {
   // An entry is never changed once ready, so the thread's last one needs no second look at `ready`.
-  if (Caller* last = t_last_caller; last != nullptr && contains(*last, address)) return last;
+  if (Caller* last = t_last_caller; __builtin_expect(last != nullptr && contains(*last, address), 1)) return last;
   // Acquire, and acquire on `ready`: an entry's fields are read after its publication.
   const int count = g_caller_count.load(std::memory_order_acquire);
   for (int i = 0; i < count && i < kMaxCallers; ++i) {
@@ -110,7 +117,7 @@ inline bool proxies_for(const Caller& c) noexcept {
 }
 
 // Everything but a known caller whose binding is already published.
-const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept;
+CUDNN_FASTPATH_COLD const Binding& binding_for_new_caller(Library library, const void* caller, bool* proxies) noexcept;
 
 // The library `caller` (a return address) reaches for `library`, and the entry of `caller`'s
 // object that gave it (null for a caller not yet known, whose binding was made now: a gated call

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "shim/libraries/dispatch.h"
+#include "shim/process/code_layout.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -28,7 +29,8 @@ inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs | kLeg
 
 extern std::atomic<std::uint32_t> g_mode __attribute__((visibility("hidden")));
 
-std::uint32_t initialise() noexcept;
+// Cold: it runs once a process; out of line, so that every entry point's steady path stays short.
+CUDNN_FASTPATH_COLD std::uint32_t initialise() noexcept;
 
 // The mode, set up if it is not yet. Acquire: pairs with the publishing CAS in initialise(), so
 // that the leader pointer and the configuration are visible with the word.
@@ -38,7 +40,7 @@ inline std::uint32_t current_mode() noexcept {
 }
 
 // The leading copy's table; valid only when the mode says kFollower.
-const DispatchV1& leader() noexcept;
+CUDNN_FASTPATH_COLD const DispatchV1& leader() noexcept;  // a follower's pass-through
 
 // Replaces the feature bits with `features` (mode bits, within what the configuration allows) and
 // returns the mode before. Not for a follower.
