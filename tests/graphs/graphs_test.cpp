@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/invariants.h"
 #include "tests/support/process.h"
 #include "tests/support/outcome.h"
 #include "tests/support/scenario_run.h"
@@ -35,15 +36,8 @@ const ScenarioRunner run{.programs = {{"linked", GRAPH_SCENARIO_LINKED}},
 
 // What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
 // capture in global mode, no launch of a destroyed graph.
-void check_sound(const Outcome& o, const std::string& prefix = "") {
-  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
-  CHECK(o["failures"] == 0);
-  CHECK(o["mismatches"] == 0);
-  CHECK(o[prefix + "stale"] == 0);
-  CHECK(o[prefix + "global_captures"] == 0);
-  CHECK(o[prefix + "bad_launches"] == 0);
-  CHECK(o[prefix + "foreign_destroys"] == 0);
-}
+const InvariantChecker check_sound{.zero = {"failures", "mismatches"},
+                                   .zero_per_phase = {"stale", "global_captures", "bad_launches", "foreign_destroys"}};
 
 }  // namespace
 
