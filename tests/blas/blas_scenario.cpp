@@ -1,5 +1,5 @@
 // The blas scenario program (blas_scenario.h): how each load mode takes the API, what the cases
-// share, and main.
+// share, the cases by name (main: tests/support/scenario_main.cpp).
 #include "tests/blas/blas_scenario.h"
 
 #include <cstdlib>
@@ -20,8 +20,9 @@ bool g_check_launch_streams = true;
 namespace {
 
 #ifdef BLAS_SCENARIO_LINKED
+const char* const kFixedMode = "linked";
 void load_api(const char* mode) {
-  if (std::strcmp(mode, "linked") != 0) die("unknown mode");
+  g_mode = mode;
 #define BLAS_SCENARIO_LINKED_MEMBER(name) g_api.name = &::name;  // the member's type picks an overload
   BLAS_API_FUNCTIONS(BLAS_SCENARIO_LINKED_MEMBER)
 #undef BLAS_SCENARIO_LINKED_MEMBER
@@ -29,12 +30,11 @@ void load_api(const char* mode) {
   g_blas_library = must_dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
 }
 #else
+const char* const kFixedMode = nullptr;  // the first argument
 void load_api(const char* mode) {
+  g_mode = mode;
   if (std::strcmp(mode, "local") == 0) {
-    void* framework = must_dlopen(BLAS_FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
-    const BlasApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "blas_framework_api");
-    g_api = *api();
+    g_api = framework_api<BlasApi>(BLAS_FRAMEWORK_PATH, "blas_framework_api");
     // The framework's dependencies, by the names its DT_NEEDED entries gave them.
     g_lt_library = must_dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
     g_blas_library = must_dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
@@ -61,7 +61,8 @@ void take_own(T& out, void* library, const char* name) {
   if (out == nullptr) die(name);
 }
 
-void load_stub_functions() {
+// The stubs' own functions and controls, and the shim's statistics and switch (null without it).
+void set_up() {
 #define BLAS_SCENARIO_OWN_LT(name) take_own(g_real.name, g_lt_library, #name);
 #define BLAS_SCENARIO_OWN_CUBLAS(name) take_own(g_real.name, g_blas_library, #name);
   BLAS_API_LT_FUNCTIONS(BLAS_SCENARIO_OWN_LT)
@@ -74,13 +75,13 @@ void load_stub_functions() {
   BLAS_STUB_CUBLAS_CONTROLS(BLAS_SCENARIO_CONTROL_CUBLAS)
 #undef BLAS_SCENARIO_CONTROL_LT
 #undef BLAS_SCENARIO_CONTROL_CUBLAS
+  g_shim_stats =
+      reinterpret_cast<int (*)(cudnn_fastpath_stats_t*, std::size_t)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
+  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
+  g_features = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
 }
 
-struct Case {
-  const char* name;
-  int (*run)();
-};
-constexpr Case kCases[] = {
+const scenario_main::Case kCases[] = {
     {"steady", steady},
     {"lt_changes", lt_changes},
     {"lt_pointer_modes", lt_pointer_modes},
@@ -347,30 +348,8 @@ void BlasHandle::close() {
 
 }  // namespace blas_scenario
 
-using namespace blas_scenario;
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "blas scenario: %s\n", what);
-  std::exit(3);
-}
-
-int main(int argc, char** argv) {
-#ifdef BLAS_SCENARIO_LINKED
-  if (argc != 2) die("usage: blas_scenario_linked CASE");
-  g_mode = "linked";
-  const char* name = argv[1];
-#else
-  if (argc != 3) die("usage: blas_scenario_dlopen MODE CASE");
-  g_mode = argv[1];
-  const char* name = argv[2];
-#endif
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  load_api(g_mode);
-  load_stub_functions();
-  g_shim_stats = reinterpret_cast<int (*)(cudnn_fastpath_stats_t*, std::size_t)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_stats"));
-  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
-  g_features = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
-  for (const Case& c : kCases)
-    if (std::strcmp(c.name, name) == 0) return c.run();
-  die("unknown case");
-}
+const scenario_main::Program kScenarioProgram{.name = "blas scenario",
+                                              .fixed_mode = blas_scenario::kFixedMode,
+                                              .load_api = blas_scenario::load_api,
+                                              .set_up = blas_scenario::set_up,
+                                              .cases = blas_scenario::kCases};

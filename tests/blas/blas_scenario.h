@@ -36,6 +36,7 @@
 #include "tests/support/blas_arguments.h"
 #include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
+#include "tests/support/scenario_main.h"
 
 namespace blas_scenario {
 
@@ -66,7 +67,7 @@ extern int (*g_shim_stats)(cudnn_fastpath_stats_t*, std::size_t);
 extern unsigned (*g_set_features)(unsigned);
 extern unsigned (*g_features)();
 
-inline void print(const std::string& key, long long value) { std::printf("%s=%lld\n", key.c_str(), value); }
+using scenario_main::print;
 
 struct Counts {
   long long failures = 0;

@@ -26,10 +26,7 @@ void load_cudnn() {
   g_cudnn_library = must_dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
 #else
   if (std::strcmp(g_mode, "local") == 0) {
-    void* framework = must_dlopen(PACK_FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
-    const PackApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "pack_framework_api");
-    g_cudnn = *api();
+    g_cudnn = framework_api<PackApi>(PACK_FRAMEWORK_PATH, "pack_framework_api");
     g_cudnn_library = must_dlopen("libcudnn.so.9", RTLD_NOW | RTLD_NOLOAD);
   } else {
     g_cudnn_library = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);

@@ -21,11 +21,7 @@
 
 #include "tests/stub/stub_control.h"
 #include "tests/support/must_load.h"
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "dlsym scenario: %s\n", what);
-  std::exit(3);
-}
+#include "tests/support/scenario_main.h"
 
 extern "C" int dlsym_probe_agrees(void* where, const char* name, void** found);
 extern "C" int dlsym_probe_symbol();
@@ -41,7 +37,7 @@ Dlsym glibc_dlsym() {
   return found;
 }
 
-void print(const char* key, long long value) { std::printf("%s=%lld\n", key, value); }
+using scenario_main::print;
 
 // The library a pointer lies in, by file name.
 bool lies_in(void* pointer, const char* file_part) {
@@ -50,7 +46,7 @@ bool lies_in(void* pointer, const char* file_part) {
          std::strstr(info.dli_fname, file_part) != nullptr;
 }
 
-void next() {
+int next() {
   // dlsym_probe_symbol: the next one after libdlsym_probe.so is libdlsym_probe_after.so's;
   // cudnnSetStream: an interposed name (the shim's own definition is in the global scope);
   // puts: neither.
@@ -61,9 +57,10 @@ void next() {
     if (n == "dlsym_probe_symbol") print("next_is_after", lies_in(found, "dlsym_probe_after"));
     print(("default_agrees." + n).c_str(), dlsym_probe_agrees(RTLD_DEFAULT, name, &found));
   }
+  return 0;
 }
 
-void dlerror_case() {
+int dlerror_case() {
   void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
   const Dlsym glibc = glibc_dlsym();
   dlerror();
@@ -91,9 +88,10 @@ void dlerror_case() {
   print("clean_from_library", dlsym_probe_clean_lookup(cudnn, "cudnnBackendFinalize"));
   // A name the shim does not interpose is glibc's answer.
   print("get_version_same", dlsym(cudnn, "cudnnGetVersion") == glibc(cudnn, "cudnnGetVersion"));
+  return 0;
 }
 
-void self() {
+int self() {
   void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
   const Dlsym glibc = glibc_dlsym();
   void* (*lookup_own)(const char*) = nullptr;
@@ -102,10 +100,11 @@ void self() {
     const std::string key = std::string("own_lookup_real.") + name;
     print(key.c_str(), lookup_own(name) == glibc(cudnn, name) && lies_in(lookup_own(name), "libcudnn"));
   }
+  return 0;
 }
 
 // XLA's way: every function from the handle; the stub counts what reached it.
-void skip() {
+int skip() {
   void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
   decltype(&cudnnCreate) create = nullptr;
   decltype(&cudnnSetStream) set_stream = nullptr;
@@ -121,11 +120,12 @@ void skip() {
   for (int i = 0; i < 1000; ++i) failures += set_stream(handle, stream) != CUDNN_STATUS_SUCCESS;
   print("failures", failures);
   print("real_set_stream", static_cast<long long>(counters().set_stream));
+  return 0;
 }
 
 // Two cuDNNs, each opened RTLD_LOCAL: only the one any other object would reach (the first under
 // its usual name, libcudnn.so.9) is handed out; the other's lookup is glibc's answer.
-void two() {
+int two() {
   void* nine = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
   void* eight = must_dlopen(STUB_CUDNN8_PATH, RTLD_NOW | RTLD_LOCAL);
   const Dlsym glibc = glibc_dlsym();
@@ -134,10 +134,11 @@ void two() {
   print("nine_handed_out", from_nine != glibc(nine, "cudnnSetStream"));
   print("eight_handed_out", from_eight != glibc(eight, "cudnnSetStream"));
   print("eight_is_glibcs", from_eight == glibc(eight, "cudnnSetStream"));
+  return 0;
 }
 
 // First lookups from several threads at once, and from a constructor under the loader lock.
-void threads() {
+int threads() {
   void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
   const Dlsym glibc = glibc_dlsym();
   constexpr int kThreads = 8;
@@ -175,20 +176,16 @@ void threads() {
   print("handed_out", set_streams[0] != glibc(cudnn, "cudnnSetStream") && lies_in(set_streams[0], "cudnn_fastpath"));
   print("constructor_result", constructor_result());
   print("real_set_stream", static_cast<long long>(counters().set_stream));
+  return 0;
 }
+
+// After every case: the program's own call of dlsym_probe_symbol, bound to the first library's.
+void print_probe() { print("probe", dlsym_probe_symbol()); }
+
+const scenario_main::Case kCases[] = {{"next", next}, {"dlerror", dlerror_case}, {"self", self},
+                                      {"skip", skip}, {"two", two},             {"threads", threads}};
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  if (argc != 2) die("usage: dlsym_scenario next|dlerror|self|skip|two|threads");
-  const std::string which = argv[1];
-  if (which == "next") next();
-  else if (which == "dlerror") dlerror_case();
-  else if (which == "self") self();
-  else if (which == "skip") skip();
-  else if (which == "two") two();
-  else if (which == "threads") threads();
-  else die("unknown case");
-  print("probe", dlsym_probe_symbol());  // the program binds to the first library's
-  return 0;
-}
+const scenario_main::Program kScenarioProgram{
+    .name = "dlsym scenario", .fixed_mode = "linked", .finish = print_probe, .cases = kCases};

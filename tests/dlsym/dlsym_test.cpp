@@ -116,34 +116,33 @@ TEST_CASE("a program that never loads cuDNN: its lookups are glibc's and the shi
 
 TEST_CASE("statistics: the names handed out through dlsym, and to which object", "[dlsym][stats]") {
   const std::string dir = make_temp_dir();
-  for (const std::string mode : {"dlsym", "dlsym_library"}) {
-    INFO("mode " << mode);
-    const std::string file = dir + "/" + mode + ".json";
-    const Outcome o = steady(mode, {{"CUDNN_FASTPATH_STATS_FILE", file}, {"CUDNN_FASTPATH_STATS", "1"}});
-    CHECK(o["execute_calls"] == 3);  // replayed: two direct, one captured
-    CHECK(o["launches"] == 98);
-    const std::string json = read_file(file);
-    CHECK(json_count(json, "dlsym_handed_out") == 12);  // every interposed name the program takes
-    CHECK(json_count(json, "dlsym_declined") == 0);
-    CHECK(json_count(json, "pack_hits") == 99);
-    const std::string object = mode == "dlsym" ? "program" : "libdlsym_framework.so";
-    CHECK(std::regex_search(json, std::regex("\"dlsym_callers\": \\[\\{\"object\": \"[^\"]*" + object +
-                                             "\", \"names\": 12, \"declined\": false\\}\\]")));
-    CHECK(json.find("\"resolved_by\": \"dlsym_handle\"") != std::string::npos);
-    CHECK(o.process.err.find("dlsym: 12 handed out, 0 left to the library") != std::string::npos);
-  }
+  const std::string mode = GENERATE("dlsym", "dlsym_library");
+  CAPTURE(mode);
+  const std::string file = dir + "/" + mode + ".json";
+  const Outcome o = steady(mode, {{"CUDNN_FASTPATH_STATS_FILE", file}, {"CUDNN_FASTPATH_STATS", "1"}});
+  CHECK(o["execute_calls"] == 3);  // replayed: two direct, one captured
+  CHECK(o["launches"] == 98);
+  const std::string json = read_file(file);
+  CHECK(json_count(json, "dlsym_handed_out") == 12);  // every interposed name the program takes
+  CHECK(json_count(json, "dlsym_declined") == 0);
+  CHECK(json_count(json, "pack_hits") == 99);
+  const std::string object = mode == "dlsym" ? "program" : "libdlsym_framework.so";
+  CHECK(std::regex_search(json, std::regex("\"dlsym_callers\": \\[\\{\"object\": \"[^\"]*" + object +
+                                           "\", \"names\": 12, \"declined\": false\\}\\]")));
+  CHECK(json.find("\"resolved_by\": \"dlsym_handle\"") != std::string::npos);
+  CHECK(o.process.err.find("dlsym: 12 handed out, 0 left to the library") != std::string::npos);
 }
 
 TEST_CASE("statistics on or off, the same calls reach cuDNN through dlsym pointers", "[dlsym][stats]") {
   const std::string dir = make_temp_dir();
-  for (const std::string mode : {"dlsym", "dlsym_library"}) {
-    INFO("mode " << mode);
-    const Outcome off = steady(mode);
-    const Outcome on = steady(mode, {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/" + mode + ".json"}});
-    CHECK(off.values == on.values);  // every count the stubs kept: executes, captures, launches, packs, sets
-    CHECK(on["real_packs"] == 1);
-    CHECK(on["execute_calls"] == 3);
-  }
+  const std::string mode = GENERATE("dlsym", "dlsym_library");
+  CAPTURE(mode);
+  const Outcome off = steady(mode);
+  const Outcome on =
+      steady(mode, {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/" + mode + ".json"}});
+  CHECK(off.values == on.values);  // every count the stubs kept: executes, captures, launches, packs, sets
+  CHECK(on["real_packs"] == 1);
+  CHECK(on["execute_calls"] == 3);
 }
 
 TEST_CASE("a caller that took a pack-taking call around the shim gets real variant packs only", "[dlsym]") {
@@ -201,17 +200,20 @@ TEST_CASE("CUDNN_FASTPATH_DLSYM=0 and --no-dlsym leave the lookups alone, and on
 TEST_CASE("two copies of the shim preloaded: the first one's dlsym hands out, one table serves", "[dlsym][copies]") {
   const std::string copy = make_temp_dir() + "/libcudnn_fastpath_copy.so";
   REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
-  for (const std::string mode : {"dlsym", "dlsym_library"}) {
-    INFO("mode " << mode);
+  SECTION("in each dlsym mode") {
+    const std::string mode = GENERATE("dlsym", "dlsym_library");
+    CAPTURE(mode);
     const Outcome o = steady(mode, {{"LD_PRELOAD", std::string(SHIM_PATH) + ":" + copy}}, false);
     CHECK(o["failures"] == 0);
     CHECK(o["mismatches"] == 0);
     CHECK(o["execute_calls"] == 3);
     CHECK(o["launches"] == 98);
   }
-  const Outcome next = run({DLSYM_SCENARIO, "next"}, {{"LD_PRELOAD", std::string(SHIM_PATH) + ":" + copy}}, false);
-  CHECK(next["next_agrees.dlsym_probe_symbol"] == 1);
-  CHECK(next["next_is_after"] == 1);
+  SECTION("RTLD_NEXT") {
+    const Outcome next = run({DLSYM_SCENARIO, "next"}, {{"LD_PRELOAD", std::string(SHIM_PATH) + ":" + copy}}, false);
+    CHECK(next["next_agrees.dlsym_probe_symbol"] == 1);
+    CHECK(next["next_is_after"] == 1);
+  }
 }
 
 // ---- other interposers of dlsym (HAMi-core's libvgpu.so and the like) -------------------------

@@ -1,4 +1,5 @@
-// The graph-replay scenario program (graph_scenario.h): how each load mode takes the API, and main.
+// The graph-replay scenario program (graph_scenario.h): how each load mode takes the API, what
+// every case shares, the cases by name (main: tests/support/scenario_main.cpp).
 #include "tests/graphs/graph_scenario.h"
 
 namespace graph_scenario {
@@ -14,8 +15,11 @@ MatmulPlan g_matmul;
 namespace {
 
 #ifdef GRAPH_SCENARIO_LINKED
+const char* const kFixedMode = "linked";
 void load_api(const char*) { g_api = linked_pack_api(); }
 #else
+const char* const kFixedMode = nullptr;  // the first argument
+
 // The calls from `functions` (RTLD_DEFAULT, or a handle of libcudnn), the stub's controls from
 // `controls`; the one named `around` (if any) with glibc's own dlsym, a lookup no interposer of
 // dlsym sees.
@@ -36,37 +40,43 @@ void load_api(const char* mode) {
     const char* around = std::getenv("GRAPH_SCENARIO_AROUND");
     take_api(cudnn, cudnn, std::strcmp(mode, "dlsym") == 0 ? "" : around ? around : "cudnnBackendExecute");
   } else if (std::strcmp(mode, "dlsym_library") == 0) {
-    void* framework = must_dlopen(DLSYM_FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
-    const PackApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "pack_framework_api");
-    g_api = *api();
+    g_api = framework_api<PackApi>(DLSYM_FRAMEWORK_PATH, "pack_framework_api");
   } else if (std::strcmp(mode, "local") == 0) {
-    void* framework = must_dlopen(FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
-    const PackApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "pack_framework_api");
-    g_api = *api();
+    g_api = framework_api<PackApi>(FRAMEWORK_PATH, "pack_framework_api");
   } else {
     die("unknown mode");
   }
 }
 #endif
 
+// GRAPH_SCENARIO_DLSYM_STREAM_DESTROY=1: the driver's cuStreamDestroy_v2 taken with dlsym on
+// libcuda's handle, as cuBLAS does, before the API is loaded.
+void load_api_after_stream_destroy(const char* mode) {
+  if (const char* take = std::getenv("GRAPH_SCENARIO_DLSYM_STREAM_DESTROY"); take && std::strcmp(take, "1") == 0) {
+    void* driver = must_dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    CUresult (*destroy)(CUstream) = nullptr;
+    must_dlsym(destroy, driver, "cuStreamDestroy_v2");
+  }
+  load_api(mode);
+}
 
-
-void find_stub_functions() {
+// The stub's own functions, from whichever libcudnn the api reaches; the shim's switch; the main
+// handle and the plan every case runs.
+void set_up() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(g_api.counters), &info) == 0) die("dladdr");
   void* cudnn = must_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
   must_dlsym(g_thread_last, cudnn, "stubbackend_thread_last_execution");
   must_dlsym(g_is_live, cudnn, "stubbackend_is_live");
   must_dlsym(g_get_stream, cudnn, "cudnnGetStream");
+  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
+  stubcuda_add_device_memory(kDevice, kDeviceBytes);
+  stubcuda_add_device_memory(kWorkspaces, kDeviceBytes);
+  g_main.open();
+  if (g_matmul.build(g_api, g_main.handle, kUids) != 0) die("cannot build the plan");
 }
 
-struct Case {
-  const char* name;
-  int (*run)();
-};
-constexpr Case kCases[] = {
+const scenario_main::Case kCases[] = {
     {"steady", steady},         {"program_capture", program_capture}, {"by_value", by_value},
     {"host_pointer", host_pointer}, {"forget", forget},               {"fork", fork_child},
     {"other_context", other_context}, {"failures", failures},         {"threads", threads},
@@ -76,33 +86,8 @@ constexpr Case kCases[] = {
 }  // namespace
 }  // namespace graph_scenario
 
-using namespace graph_scenario;
-
-int main(int argc, char** argv) {
-#ifdef GRAPH_SCENARIO_LINKED
-  if (argc != 2) die("usage: graph_scenario_linked CASE");
-  const char* mode = "linked";
-  const char* name = argv[1];
-#else
-  if (argc != 3) die("usage: graph_scenario_dlopen MODE CASE");
-  const char* mode = argv[1];
-  const char* name = argv[2];
-#endif
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  if (const char* take = std::getenv("GRAPH_SCENARIO_DLSYM_STREAM_DESTROY"); take && std::strcmp(take, "1") == 0) {
-    void* driver = must_dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    CUresult (*destroy)(CUstream) = nullptr;
-    must_dlsym(destroy, driver, "cuStreamDestroy_v2");
-  }
-  load_api(mode);
-  find_stub_functions();
-  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
-  stubcuda_add_device_memory(kDevice, kDeviceBytes);
-  stubcuda_add_device_memory(kWorkspaces, kDeviceBytes);
-  g_main.open();
-  if (g_matmul.build(g_api, g_main.handle, kUids) != 0) die("cannot build the plan");
-  for (const Case& c : kCases)
-    if (std::strcmp(c.name, name) == 0) return c.run();
-  die("unknown case");
-}
-
+const scenario_main::Program kScenarioProgram{.name = "graph scenario",
+                                              .fixed_mode = graph_scenario::kFixedMode,
+                                              .load_api = graph_scenario::load_api_after_stream_destroy,
+                                              .set_up = graph_scenario::set_up,
+                                              .cases = graph_scenario::kCases};

@@ -1,7 +1,8 @@
-// A graph-replay scenario program (graph_scenario.cpp, its cases in graph_scenario_*.cpp): variant packs made the way PyTorch makes them (create, set,
-// finalize, execute, destroy) on the stub libcudnn, with the stub libcuda loaded (linked), so that
-// the shim can capture steady executes and launch them as graphs. It prints key=value lines for
-// graphs_test.cpp to judge, and runs with or without the shim.
+// A graph-replay scenario program (graph_scenario.cpp, its cases in graph_scenario_*.cpp): variant
+// packs made the way PyTorch makes them (create, set, finalize, execute, destroy) on the stub
+// libcudnn, with the stub libcuda loaded (linked), so that the shim can capture steady executes and
+// launch them as graphs. It prints key=value lines for graphs_test.cpp to judge, and runs with or
+// without the shim.
 //
 //   graph_scenario_linked  CASE        the program links libcudnn (the stub) directly
 //   graph_scenario_dlopen  MODE CASE   global: dlopen(libcudnn, RTLD_GLOBAL);
@@ -37,6 +38,7 @@
 #include "tests/stub/stub_cuda.h"
 #include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
+#include "tests/support/scenario_main.h"
 #include "tests/support/variant_pack.h"
 
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // cudnnBackendInitialize
@@ -50,13 +52,9 @@
 static_assert(CUDNN_FASTPATH_FEATURE_GRAPHS == GRAPHS_FEATURE_GRAPHS, "shim_control.h changed a value");
 #endif
 
-[[noreturn]] inline void die(const char* what) {
-  std::fprintf(stderr, "graph scenario: %s\n", what);
-  std::exit(3);
-}
-
 namespace graph_scenario {
 
+using scenario_main::print;
 
 constexpr cudnnBackendDescriptorType_t kPack = CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR;
 constexpr std::uintptr_t kDevice = 0x7f0000000000, kWorkspaces = 0x7e0000000000;
@@ -72,8 +70,6 @@ extern StubBackendExecution (*g_thread_last)();
 extern int (*g_is_live)(cudnnBackendDescriptor_t);  // the stub's stubbackend_is_live
 extern cudnnStatus_t (*g_get_stream)(cudnnHandle_t, cudaStream_t*);
 extern unsigned (*g_set_features)(unsigned);
-
-inline void print(const char* key, long long value) { std::printf("%s=%lld\n", key, value); }
 
 // What a pack holds; pointers in the stub's device memory unless a case says otherwise.
 struct Contents {

@@ -8,18 +8,14 @@
 // old by-value scalar, is a mismatch).
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
-#include <map>
-#include <optional>
-#include <regex>
+#include <array>
 #include <string>
 #include <vector>
 
-#include "tests/support/process.h"
+#include "tests/support/invariants.h"
 #include "tests/support/outcome.h"
+#include "tests/support/process.h"
 #include "tests/support/scenario_run.h"
-
-extern char** environ;
 
 using namespace cudnn_fastpath::test;
 
@@ -27,7 +23,7 @@ namespace {
 
 // dlsym and dlsym_library: JAX's way to cuDNN (every function taken with dlsym on a handle of its
 // own), reached through the shim's exported dlsym (tests/dlsym).
-const char* const kModes[] = {"linked", "global", "local", "dlsym", "dlsym_library"};
+constexpr std::array kModes{"linked", "global", "local", "dlsym", "dlsym_library"};
 
 const ScenarioRunner run{.programs = {{"linked", GRAPH_SCENARIO_LINKED}},
                          .shared = GRAPH_SCENARIO_DLOPEN,
@@ -35,57 +31,48 @@ const ScenarioRunner run{.programs = {{"linked", GRAPH_SCENARIO_LINKED}},
 
 // What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
 // capture in global mode, no launch of a destroyed graph.
-void check_sound(const Outcome& o, const std::string& prefix = "") {
-  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
-  CHECK(o["failures"] == 0);
-  CHECK(o["mismatches"] == 0);
-  CHECK(o[prefix + "stale"] == 0);
-  CHECK(o[prefix + "global_captures"] == 0);
-  CHECK(o[prefix + "bad_launches"] == 0);
-  CHECK(o[prefix + "foreign_destroys"] == 0);
-}
+const InvariantChecker check_sound{.zero = {"failures", "mismatches"},
+                                   .zero_per_phase = {"stale", "global_captures", "bad_launches", "foreign_destroys"}};
 
 }  // namespace
 
 TEST_CASE("100 steady ops: two direct executes, one capture, 98 launches on the program's stream", "[graphs]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "steady", {.preload = false});
-    CHECK(plain["execute_calls"] == 100);  // the premise: every op reaches cuDNN
-    CHECK(plain["launches"] == 0);
-    check_sound(plain);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "steady", {.preload = false});
+  CHECK(plain["execute_calls"] == 100);  // the premise: every op reaches cuDNN
+  CHECK(plain["launches"] == 0);
+  check_sound(plain);
 
-    const Outcome o = run(mode, "steady");
-    check_sound(o);
-    CHECK(o["execute_calls"] == 3);  // two direct, one captured
-    CHECK(o["captured"] == 1);
-    CHECK(o["runs"] == 100);  // every op did its work once: 2 directly, 98 by a launch
-    CHECK(o["replays"] == 98);
-    CHECK(o["launches"] == 98);
-    CHECK(o["launched_on_program_stream"] == 1);
-    CHECK(o["private_streams"] == 1);              // captured on a stream of the shim's
-    CHECK(o["handle_holds_program_stream"] == 1);  // and the handle's stream restored
-    CHECK(o.process.err.empty());
-  }
+  const Outcome o = run(mode, "steady");
+  check_sound(o);
+  CHECK(o["execute_calls"] == 3);  // two direct, one captured
+  CHECK(o["captured"] == 1);
+  CHECK(o["runs"] == 100);  // every op did its work once: 2 directly, 98 by a launch
+  CHECK(o["replays"] == 98);
+  CHECK(o["launches"] == 98);
+  CHECK(o["launched_on_program_stream"] == 1);
+  CHECK(o["private_streams"] == 1);              // captured on a stream of the shim's
+  CHECK(o["handle_holds_program_stream"] == 1);  // and the handle's stream restored
+  CHECK(o.process.err.empty());
 }
 
 TEST_CASE("the A/B's blocks: after each switch back on, two direct executes, a capture, then launches", "[graphs][config]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "ab_blocks");
-    for (int round = 0; round < 3; ++round) {
-      const std::string r = "round" + std::to_string(round) + ".op";
-      INFO("round " << round);
-      for (const char* op : {"0.", "1.", "2.", "3.", "4."}) check_sound(o, r + op);
-      CHECK(o[r + "0.execute_calls"] == 1);  // the switch off forgot the graph
-      CHECK(o[r + "0.launches"] == 0);
-      CHECK(o[r + "1.execute_calls"] == 1);
-      CHECK(o[r + "2.captures"] == 1);
-      CHECK(o[r + "2.launches"] == 1);
-      for (const char* op : {"3.", "4."}) {
-        CHECK(o[r + op + "execute_calls"] == 0);  // what the A/B times: launches only
-        CHECK(o[r + op + "launches"] == 1);
-      }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "ab_blocks");
+  for (int round = 0; round < 3; ++round) {
+    const std::string r = "round" + std::to_string(round) + ".op";
+    INFO("round " << round);
+    for (const char* op : {"0.", "1.", "2.", "3.", "4."}) check_sound(o, r + op);
+    CHECK(o[r + "0.execute_calls"] == 1);  // the switch off forgot the graph
+    CHECK(o[r + "0.launches"] == 0);
+    CHECK(o[r + "1.execute_calls"] == 1);
+    CHECK(o[r + "2.captures"] == 1);
+    CHECK(o[r + "2.launches"] == 1);
+    for (const char* op : {"3.", "4."}) {
+      CHECK(o[r + op + "execute_calls"] == 0);  // what the A/B times: launches only
+      CHECK(o[r + op + "launches"] == 1);
     }
   }
 }
@@ -110,46 +97,43 @@ TEST_CASE("a bad CUDNN_FASTPATH_GRAPHS value gets one warning line and the defau
 }
 
 TEST_CASE("the program capturing its own graph: its executes reach cuDNN, none is launched", "[graphs]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "program_capture");
-    check_sound(o, "during.");
-    CHECK(o["during.execute_calls"] == 5);
-    CHECK(o["during.captured"] == 5);  // into the program's capture, as without the shim
-    CHECK(o["during.launches"] == 0);
-    CHECK(o["during.launches_into_capture"] == 0);
-    CHECK(o["during.captures"] == 1);  // the program's own
-    CHECK(o["program_launch.replays"] == 5);
-    CHECK(o["program_launch.stale"] == 0);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "program_capture");
+  check_sound(o, "during.");
+  CHECK(o["during.execute_calls"] == 5);
+  CHECK(o["during.captured"] == 5);  // into the program's capture, as without the shim
+  CHECK(o["during.launches"] == 0);
+  CHECK(o["during.launches_into_capture"] == 0);
+  CHECK(o["during.captures"] == 1);  // the program's own
+  CHECK(o["program_launch.replays"] == 5);
+  CHECK(o["program_launch.stale"] == 0);
 }
 
 TEST_CASE("a by-value scalar is compared at every launch, and one that keeps changing stops the captures", "[graphs][by_value]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "by_value", {.preload = false});
-    check_sound(plain);
-    CHECK(plain["execute_calls"] == 60);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "by_value", {.preload = false});
+  check_sound(plain);
+  CHECK(plain["execute_calls"] == 60);
 
-    const Outcome o = run(mode, "by_value");
-    check_sound(o);  // every op ran with the scale it was made with
-    CHECK(o["steady.captures"] == 2);  // at 1.5, then again at 2.5
-    CHECK(o["steady.launches"] == 18);
-    CHECK(o["captures"] == 4);  // the first and three re-captures, then direct for good
-    CHECK(o["runs"] == 60);
-    CHECK(o["live_graphs"] == 0);
-  }
+  const Outcome o = run(mode, "by_value");
+  check_sound(o);  // every op ran with the scale it was made with
+  CHECK(o["steady.captures"] == 2);  // at 1.5, then again at 2.5
+  CHECK(o["steady.launches"] == 18);
+  CHECK(o["captures"] == 4);  // the first and three re-captures, then direct for good
+  CHECK(o["runs"] == 60);
+  CHECK(o["live_graphs"] == 0);
 }
 
 TEST_CASE("a host pointer that is not a known by-value tensor is never captured", "[graphs][by_value]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "host_pointer");
-    check_sound(o);
-    CHECK(o["captures"] == 0);
-    CHECK(o["execute_calls"] == 20);
-    CHECK(o["runs"] == 20);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "host_pointer");
+  check_sound(o);
+  CHECK(o["captures"] == 0);
+  CHECK(o["execute_calls"] == 20);
+  CHECK(o["runs"] == 20);
 }
 
 // Watched failing (the pack part): the key holding the pack's address instead of its cache
@@ -157,103 +141,98 @@ TEST_CASE("a host pointer that is not a known by-value tensor is never captured"
 // graph).
 TEST_CASE("graphs are forgotten with their handle, their plan and the feature, and an evicted pack's never met again",
           "[graphs][forget]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "forget");
-    CHECK(o["failures"] == 0);
-    CHECK(o["mismatches"] == 0);
-    for (const char* part : {"handle.", "plan.", "pack."}) {
-      INFO(part);
-      const std::string p = part;
-      CHECK(o[p + "graphs_before"] == 1);
-      // An evicted pack's graph is not destroyed: its key names the pack cache's instance, which
-      // never comes again, so it is never met again and ages out of the graph cache.
-      CHECK(o[p + "graphs_after"] == (p == "pack." ? 1 : 0));
-      CHECK(o[p + "stale"] == 0);
-      CHECK(o[p + "execute_calls"] == 3);  // counted and captured again from the start
-      CHECK(o[p + "launches"] == 3);
-    }
-    CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
-    CHECK(o["pack.same_address"] == 1);  // and the new real pack where the evicted one was
-    CHECK(o["switch.graphs_before"] == 2);  // the evicted pack's and its successor's
-    CHECK(o["switch.features_off"] == 3);
-    CHECK(o["switch.graphs_after"] == 0);
-    CHECK(o["switch.off.execute_calls"] == 5);
-    CHECK(o["switch.off.launches"] == 0);
-    CHECK(o["switch.features_on"] == 7);
-    CHECK(o["switch.on.launches"] == 3);
-    CHECK(o["switch.graphs_only"] == 1);  // graphs without the pack cache: not granted
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "forget");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  for (const char* part : {"handle.", "plan.", "pack."}) {
+    INFO(part);
+    const std::string p = part;
+    CHECK(o[p + "graphs_before"] == 1);
+    // An evicted pack's graph is not destroyed: its key names the pack cache's instance, which
+    // never comes again, so it is never met again and ages out of the graph cache.
+    CHECK(o[p + "graphs_after"] == (p == "pack." ? 1 : 0));
+    CHECK(o[p + "stale"] == 0);
+    CHECK(o[p + "execute_calls"] == 3);  // counted and captured again from the start
+    CHECK(o[p + "launches"] == 3);
   }
+  CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
+  CHECK(o["pack.same_address"] == 1);  // and the new real pack where the evicted one was
+  CHECK(o["switch.graphs_before"] == 2);  // the evicted pack's and its successor's
+  CHECK(o["switch.features_off"] == 3);
+  CHECK(o["switch.graphs_after"] == 0);
+  CHECK(o["switch.off.execute_calls"] == 5);
+  CHECK(o["switch.off.launches"] == 0);
+  CHECK(o["switch.features_on"] == 7);
+  CHECK(o["switch.on.launches"] == 3);
+  CHECK(o["switch.graphs_only"] == 1);  // graphs without the pack cache: not granted
 }
 
 TEST_CASE("fork: the child launches none of the parent's graphs and makes its own", "[graphs][fork]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "fork");
-    CHECK(o["parent_graphs"] == 1);
-    CHECK(o["child_exit"] == 0);
-    CHECK(o["child.failures"] == 0);
-    CHECK(o["child.mismatches"] == 0);
-    CHECK(o["child.foreign_launches"] == 0);
-    CHECK(o["child.foreign_captures"] == 0);  // on a capture stream of its own, not the parent's
-    CHECK(o["child_after_switch.foreign_destroys"] == 0);
-    CHECK(o["child_after_switch.live_graphs"] == 1);  // the parent's, untouched (the child's is gone)
-    CHECK(o["child.execute_calls"] == 3);
-    CHECK(o["child.launches"] == 3);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "fork");
+  CHECK(o["parent_graphs"] == 1);
+  CHECK(o["child_exit"] == 0);
+  CHECK(o["child.failures"] == 0);
+  CHECK(o["child.mismatches"] == 0);
+  CHECK(o["child.foreign_launches"] == 0);
+  CHECK(o["child.foreign_captures"] == 0);  // on a capture stream of its own, not the parent's
+  CHECK(o["child_after_switch.foreign_destroys"] == 0);
+  CHECK(o["child_after_switch.live_graphs"] == 1);  // the parent's, untouched (the child's is gone)
+  CHECK(o["child.execute_calls"] == 3);
+  CHECK(o["child.launches"] == 3);
 }
 
 TEST_CASE("a stream of another context, or of a green context, is executed directly", "[graphs][context]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "other_context");
-    CHECK(o["failures"] == 0);
-    CHECK(o["mismatches"] == 0);
-    CHECK(o["other.execute_calls"] == 5);
-    CHECK(o["other.launches"] == 0);
-    CHECK(o["back.launches"] == 5);  // the graph is still good on its own context
-    CHECK(o["green.captures"] == 0);
-    CHECK(o["green.execute_calls"] == 10);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "other_context");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["other.execute_calls"] == 5);
+  CHECK(o["other.launches"] == 0);
+  CHECK(o["back.launches"] == 5);  // the graph is still good on its own context
+  CHECK(o["green.captures"] == 0);
+  CHECK(o["green.execute_calls"] == 10);
 }
 
 TEST_CASE("a failed capture or instantiation executes directly for good, and a failed launch is an error", "[graphs][errors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "failures", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
-    CHECK(o["failures"] == 0);
-    CHECK(o["mismatches"] == 0);
-    for (const char* part : {"capture.", "instantiate."}) {
-      INFO(part);
-      const std::string p = part;
-      CHECK(o[p + "captures"] == 1);  // one attempt, never another
-      CHECK(o[p + "runs"] == 10);     // every op ran
-      CHECK(o[p + "launches"] == 0);
-      CHECK(o[p + "live_graphs"] == 0);
-    }
-    CHECK(count_lines_containing(o.process.err, "graph replay: a capture of an execute failed") == 1);
-    CHECK(count_lines_containing(o.process.err, "graph replay: an instantiation of an execute failed") == 1);
-    CHECK(o["launch.status"] != 0);  // never a silent success
-    CHECK(o["launch.runs"] == 0);
-
-    const Outcome quiet = run(mode, "failures");
-    CHECK(count_lines_containing(quiet.process.err, "graph replay") == 0);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "failures", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  for (const char* part : {"capture.", "instantiate."}) {
+    INFO(part);
+    const std::string p = part;
+    CHECK(o[p + "captures"] == 1);  // one attempt, never another
+    CHECK(o[p + "runs"] == 10);     // every op ran
+    CHECK(o[p + "launches"] == 0);
+    CHECK(o[p + "live_graphs"] == 0);
   }
+  CHECK(count_lines_containing(o.process.err, "graph replay: a capture of an execute failed") == 1);
+  CHECK(count_lines_containing(o.process.err, "graph replay: an instantiation of an execute failed") == 1);
+  CHECK(o["launch.status"] != 0);  // never a silent success
+  CHECK(o["launch.runs"] == 0);
+
+  const Outcome quiet = run(mode, "failures");
+  CHECK(count_lines_containing(quiet.process.err, "graph replay") == 0);
 }
 
 TEST_CASE("threads with their own handles and streams, one plan: each op runs as made", "[graphs][threads]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "threads");
-    check_sound(o);
-    CHECK(o["runs"] == 800);
-    // One capture per handle, or two where threads racing to finalize the same contents made two
-    // real packs (a triple each); every op after a triple's capture is a launch.
-    CHECK(o["captures"] >= 4);
-    CHECK(o["captures"] <= 8);
-    CHECK(o["launches"] == o["replays"]);
-    CHECK(o["launches"] >= 800 - 3 * o["captures"]);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "threads");
+  check_sound(o);
+  CHECK(o["runs"] == 800);
+  // One capture per handle, or two where threads racing to finalize the same contents made two
+  // real packs (a triple each); every op after a triple's capture is a launch.
+  CHECK(o["captures"] >= 4);
+  CHECK(o["captures"] <= 8);
+  CHECK(o["launches"] == o["replays"]);
+  CHECK(o["launches"] >= 800 - 3 * o["captures"]);
 }
 
 TEST_CASE("statistics: the graph counts in the JSON file and a stderr line", "[graphs][stats]") {
@@ -290,25 +269,25 @@ TEST_CASE("the launcher's --no-graphs option executes every op directly", "[grap
 
 TEST_CASE("packs that never repeat, or cycle through more than the caches hold, cost no more calls than the caches off",
           "[graphs][admission]") {
+  const char* mode = GENERATE("linked", "local", "dlsym");
+  CAPTURE(mode);
   for (const char* pattern : {"miss_heavy_fresh", "miss_heavy_cycling"}) {
-    for (const char* mode : {"linked", "local", "dlsym"}) {
-      INFO(pattern << ", mode " << mode);
-      const Outcome off = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
-      check_sound(off, "recovered.");
-      const long long ops = off["ops"];
-      CHECK(off["measured.backend_calls"] == 7 * ops);  // the premise: create, 3 sets, finalize, execute, destroy
+    INFO(pattern);
+    const Outcome off = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+    check_sound(off, "recovered.");
+    const long long ops = off["ops"];
+    CHECK(off["measured.backend_calls"] == 7 * ops);  // the premise: create, 3 sets, finalize, execute, destroy
 
-      const std::string file = make_temp_dir() + "/s.json";
-      const Outcome o = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_STATS_FILE", file}}});
-      check_sound(o, "recovered.");
-      const long long graph_calls = o["measured.captures"] + o["measured.instantiated"] + o["measured.graph_destroys"];
-      CHECK(o["measured.backend_calls"] + graph_calls <= off["measured.backend_calls"] + ops / 100);
-      CHECK(graph_calls <= ops / 100);
-      // A steady op after them is replayed again: the caches came back.
-      CHECK(o["recovered.launches"] == 100);
-      CHECK(o["recovered.execute_calls"] == 0);
-      const std::string json = read_file(file);
-      CHECK(json_number(json, "packs_declined").value_or(0) > 0);
-    }
+    const std::string file = make_temp_dir() + "/s.json";
+    const Outcome o = run(mode, pattern, {.env = {{"CUDNN_FASTPATH_STATS_FILE", file}}});
+    check_sound(o, "recovered.");
+    const long long graph_calls = o["measured.captures"] + o["measured.instantiated"] + o["measured.graph_destroys"];
+    CHECK(o["measured.backend_calls"] + graph_calls <= off["measured.backend_calls"] + ops / 100);
+    CHECK(graph_calls <= ops / 100);
+    // A steady op after them is replayed again: the caches came back.
+    CHECK(o["recovered.launches"] == 100);
+    CHECK(o["recovered.execute_calls"] == 0);
+    const std::string json = read_file(file);
+    CHECK(json_number(json, "packs_declined").value_or(0) > 0);
   }
 }

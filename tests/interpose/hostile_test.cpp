@@ -40,30 +40,29 @@ TEST_CASE("concurrent first calls: resolving cuDNN and the CUDA runtime at once 
   // first calls resolve anything. A process that crashes (a call through a pointer that another
   // thread's resolution nulled between its check and its use) counts as a losing one too.
   const int runs = kSanitized ? 20 : 100;
-  for (const char* mode : kGlobalScopeModes) {
-    long long losses = 0;
-    int losing_runs = 0, crashed_runs = 0;
-    std::string first_loss;
-    for (int i = 0; i < runs; ++i) {
-      const Outcome o = run_scenario(mode, "concurrent_first_calls", {.require_success = false});
-      long long lost = 0;
-      if (o.process.exit_code != 0) {
-        ++crashed_runs;
-        lost = 1;
-      } else {
-        lost = o["losses"];
-      }
-      losses += lost;
-      losing_runs += lost != 0;
-      if (lost != 0 && first_loss.empty())
-        first_loss = "exit " + std::to_string(o.process.exit_code) + "\n" + o.process.out + o.process.err;
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  long long losses = 0;
+  int losing_runs = 0, crashed_runs = 0;
+  std::string first_loss;
+  for (int i = 0; i < runs; ++i) {
+    const Outcome o = run_scenario(mode, "concurrent_first_calls", {.require_success = false});
+    long long lost = 0;
+    if (o.process.exit_code != 0) {
+      ++crashed_runs;
+      lost = 1;
+    } else {
+      lost = o["losses"];
     }
-    INFO("mode " << mode << ": " << losing_runs << " of " << runs << " processes lost calls (" << crashed_runs
-                 << " of them crashed); the first:\n"
-                 << first_loss);
-    CHECK(losing_runs == 0);
-    CHECK(losses == 0);
+    losses += lost;
+    losing_runs += lost != 0;
+    if (lost != 0 && first_loss.empty())
+      first_loss = "exit " + std::to_string(o.process.exit_code) + "\n" + o.process.out + o.process.err;
   }
+  INFO(losing_runs << " of " << runs << " processes lost calls (" << crashed_runs << " of them crashed); the first:\n"
+                   << first_loss);
+  CHECK(losing_runs == 0);
+  CHECK(losses == 0);
 }
 
 // ---- 2 ------------------------------------------------------------------------------------------
@@ -86,15 +85,14 @@ TEST_CASE("no deadlock against the loader lock: a constructor's cuDNN call durin
 
 TEST_CASE("counts after thread exit: calls from a later key destructor are counted, in live memory",
           "[hostile][stats]") {
-  for (const char* mode : {"linked", "local"}) {
-    INFO("mode " << mode);
-    const std::string dir = make_temp_dir();
-    const Outcome o = run_scenario(mode, "thread_exit_counts", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-    REQUIRE(o["calls"] == 16);  // 10 in the thread, 6 in its key destructor
-    const std::string json = read_file(dir + "/s.json");
-    INFO(json);
-    CHECK(json_number(json, "set_stream_calls").value_or(-1) == o["calls"]);
-  }
+  const char* mode = GENERATE("linked", "local");
+  CAPTURE(mode);
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario(mode, "thread_exit_counts", {.env = {{"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  REQUIRE(o["calls"] == 16);  // 10 in the thread, 6 in its key destructor
+  const std::string json = read_file(dir + "/s.json");
+  INFO(json);
+  CHECK(json_number(json, "set_stream_calls").value_or(-1) == o["calls"]);
 }
 
 // ---- 4 ------------------------------------------------------------------------------------------
@@ -129,26 +127,26 @@ TEST_CASE("several libcudnn copies: each framework's calls reach its own cuDNN a
 TEST_CASE("versioned symbols in two scopes: cuDNN 8 and 9, runtime 12 and 13", "[hostile][resolve]") {
   // cuDNN 9 and runtime 13 in the global scope, a framework opened RTLD_LOCAL that links cuDNN 8
   // and runtime 12: the next definition after the shim is cuDNN 9's, of another version.
-  for (const char* mode : {"linked", "global"}) {
-    for (const bool preload : {false, true}) {
-      for (const bool disabled : {false, true}) {
-        if (disabled && !preload) continue;
-        INFO(mode << (preload ? " under the shim" : " without the shim") << (disabled ? ", disabled" : ""));
-        std::vector<EnvChange> env;
-        if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
-        const Outcome o = run_scenario(mode, "versioned_scopes", {.preload = preload, .env = env});
-        REQUIRE(o["distinct_cudnns"] == 1);
-        for (const std::string p : {"v8", "v9"}) {
-          INFO(p);
-          CHECK(o[p + "_create_status"] == 0);
-          CHECK(o[p + "_set_status"] == 0);
-          CHECK(o[p + "_get_status"] == 0);
-          CHECK(o[p + "_get_agrees"] == 1);
-          CHECK(o[p + "_real_set_stream"] == (preload && !disabled ? 1 : 2));
-          CHECK(o[p + "_stream_destroy_status"] == 0);
-          CHECK(o[p + "_stub_stream_destroys"] == 1);
-          CHECK(o[p + "_destroy_status"] == 0);
-        }
+  const char* mode = GENERATE("linked", "global");
+  CAPTURE(mode);
+  for (const bool preload : {false, true}) {
+    for (const bool disabled : {false, true}) {
+      if (disabled && !preload) continue;
+      INFO((preload ? "under the shim" : "without the shim") << (disabled ? ", disabled" : ""));
+      std::vector<EnvChange> env;
+      if (disabled) env.push_back({"CUDNN_FASTPATH_DISABLE", "1"});
+      const Outcome o = run_scenario(mode, "versioned_scopes", {.preload = preload, .env = env});
+      REQUIRE(o["distinct_cudnns"] == 1);
+      for (const std::string p : {"v8", "v9"}) {
+        INFO(p);
+        CHECK(o[p + "_create_status"] == 0);
+        CHECK(o[p + "_set_status"] == 0);
+        CHECK(o[p + "_get_status"] == 0);
+        CHECK(o[p + "_get_agrees"] == 1);
+        CHECK(o[p + "_real_set_stream"] == (preload && !disabled ? 1 : 2));
+        CHECK(o[p + "_stream_destroy_status"] == 0);
+        CHECK(o[p + "_stub_stream_destroys"] == 1);
+        CHECK(o[p + "_destroy_status"] == 0);
       }
     }
   }
@@ -242,73 +240,70 @@ TEST_CASE("two copies of the shim from different files share one table", "[hosti
 // ---- 9 ------------------------------------------------------------------------------------------
 
 TEST_CASE("forked children do not report: a child that made no call stays silent", "[hostile][fork][stats]") {
-  for (const char* mode : {"linked", "local"}) {
-    INFO("mode " << mode);
-    const std::string dir = make_temp_dir();
-    const Outcome o = run_scenario(
-        mode, "fork_report",
-        {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats.json"}}});
-    INFO("stderr:\n" << o.process.err);
-    REQUIRE(o["child_exit"] == 0);
-    REQUIRE(o["set_stream_calls"] == 150);
-    // One handle, one stream: one call forwarded, the other 149 skipped.
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: ") == 1);
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 149 skipped, 1 forwarded,") == 1);
-    const std::string json = read_file(dir + "/stats.json");
-    INFO(json);
-    CHECK(json_number(json, "pid").value_or(-1) == o["parent_pid"]);
-    CHECK(json_number(json, "set_stream_calls").value_or(-1) == 150);
-    CHECK(access((dir + "/stats.json." + std::to_string(o["child_pid"])).c_str(), F_OK) != 0);
-  }
+  const char* mode = GENERATE("linked", "local");
+  CAPTURE(mode);
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario(
+      mode, "fork_report",
+      {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats.json"}}});
+  INFO("stderr:\n" << o.process.err);
+  REQUIRE(o["child_exit"] == 0);
+  REQUIRE(o["set_stream_calls"] == 150);
+  // One handle, one stream: one call forwarded, the other 149 skipped.
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: ") == 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 149 skipped, 1 forwarded,") == 1);
+  const std::string json = read_file(dir + "/stats.json");
+  INFO(json);
+  CHECK(json_number(json, "pid").value_or(-1) == o["parent_pid"]);
+  CHECK(json_number(json, "set_stream_calls").value_or(-1) == 150);
+  CHECK(access((dir + "/stats.json." + std::to_string(o["child_pid"])).c_str(), F_OK) != 0);
 }
 
 TEST_CASE("forked children do not report: a child that made calls reports to a file of its own",
           "[hostile][fork][stats]") {
-  for (const char* mode : {"linked", "local"}) {
-    INFO("mode " << mode);
-    const std::string dir = make_temp_dir();
-    const Outcome o = run_scenario(
-        mode, "fork_report_child_calls",
-        {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats.json"}}});
-    INFO("stderr:\n" << o.process.err);
-    REQUIRE(o["child_exit"] == 0);
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: ") == 2);
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 149 skipped, 1 forwarded,") == 1);
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 9 skipped, 1 forwarded,") == 1);
+  const char* mode = GENERATE("linked", "local");
+  CAPTURE(mode);
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario(
+      mode, "fork_report_child_calls",
+      {.env = {{"CUDNN_FASTPATH_STATS", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/stats.json"}}});
+  INFO("stderr:\n" << o.process.err);
+  REQUIRE(o["child_exit"] == 0);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: ") == 2);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 149 skipped, 1 forwarded,") == 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath: cudnnSetStream: 9 skipped, 1 forwarded,") == 1);
 
-    const std::string parent = read_file(dir + "/stats.json");
-    const std::string child = read_file(dir + "/stats.json." + std::to_string(o["child_pid"]));
-    INFO("stats.json:\n" << parent << "stats.json.<child pid>:\n" << child);
-    CHECK(json_number(parent, "pid").value_or(-1) == o["parent_pid"]);
-    CHECK(json_number(parent, "set_stream_calls").value_or(-1) == 150);
-    CHECK(json_number(child, "pid").value_or(-1) == o["child_pid"]);
-    CHECK(json_number(child, "set_stream_calls").value_or(-1) == 10);
-  }
+  const std::string parent = read_file(dir + "/stats.json");
+  const std::string child = read_file(dir + "/stats.json." + std::to_string(o["child_pid"]));
+  INFO("stats.json:\n" << parent << "stats.json.<child pid>:\n" << child);
+  CHECK(json_number(parent, "pid").value_or(-1) == o["parent_pid"]);
+  CHECK(json_number(parent, "set_stream_calls").value_or(-1) == 150);
+  CHECK(json_number(child, "pid").value_or(-1) == o["child_pid"]);
+  CHECK(json_number(child, "set_stream_calls").value_or(-1) == 10);
 }
 
 // ---- 10 -----------------------------------------------------------------------------------------
 
 TEST_CASE("driver-API stream destroys: a destroyed stream's address, handed out again, reaches cuDNN",
           "[hostile][lifetime]") {
-  for (const char* mode : kGlobalScopeModes) {
-    for (const char* name : {"driver_stream_reuse", "driver_stream_reuse_legacy"}) {
-      INFO("mode " << mode << ", " << name);
-      const Outcome o = run_scenario(mode, name);
-      REQUIRE(o["same_address"] == 1);  // the premise: the driver reuses the address
-      CHECK(o["destroy_status"] == 0);
-      CHECK(o["real_set_stream"] == 2);
-    }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  for (const char* name : {"driver_stream_reuse", "driver_stream_reuse_legacy"}) {
+    INFO(name);
+    const Outcome o = run_scenario(mode, name);
+    REQUIRE(o["same_address"] == 1);  // the premise: the driver reuses the address
+    CHECK(o["destroy_status"] == 0);
+    CHECK(o["real_set_stream"] == 2);
   }
 }
 
 // ---- 11 -----------------------------------------------------------------------------------------
 
 TEST_CASE("cudaStreamPerThread is never cached, while the null and legacy streams are", "[hostile][threads]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "per_thread_stream");
-    CHECK(o["per_thread_real"] == 6);
-    CHECK(o["null_real"] == 1);
-    CHECK(o["legacy_real"] == 1);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "per_thread_stream");
+  CHECK(o["per_thread_real"] == 6);
+  CHECK(o["null_real"] == 1);
+  CHECK(o["legacy_real"] == 1);
 }

@@ -15,79 +15,73 @@
 using namespace cudnn_fastpath::test;
 
 TEST_CASE("1000 same-stream sets cost exactly one real call", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome shimmed = run_scenario(mode, "same_stream");
-    CHECK(shimmed["failures"] == 0);
-    CHECK(shimmed["get_agrees"] == 1);
-    CHECK(shimmed["set_stream_calls"] == 1000);
-    CHECK(shimmed["real_set_stream"] == 1);
-    CHECK(shimmed.process.err.empty());
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome shimmed = run_scenario(mode, "same_stream");
+  CHECK(shimmed["failures"] == 0);
+  CHECK(shimmed["get_agrees"] == 1);
+  CHECK(shimmed["set_stream_calls"] == 1000);
+  CHECK(shimmed["real_set_stream"] == 1);
+  CHECK(shimmed.process.err.empty());
 
-    // The same program without the shim: every call reaches cuDNN (and the counts are real).
-    const Outcome plain = run_scenario(mode, "same_stream", {.preload = false});
-    CHECK(plain["real_set_stream"] == 1000);
-  }
+  // The same program without the shim: every call reaches cuDNN (and the counts are real).
+  const Outcome plain = run_scenario(mode, "same_stream", {.preload = false});
+  CHECK(plain["real_set_stream"] == 1000);
 }
 
 TEST_CASE("alternating streams forward every call", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "alternate");
-    CHECK(o["disagreements"] == 0);
-    CHECK(o["real_set_stream"] == 1000);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "alternate");
+  CHECK(o["disagreements"] == 0);
+  CHECK(o["real_set_stream"] == 1000);
 }
 
 TEST_CASE("a null stream after a non-null one is forwarded, and cached in its turn", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "null_after_stream");
-    CHECK(o["null_agrees"] == 1);
-    CHECK(o["get_agrees"] == 1);
-    CHECK(o["set_stream_calls"] == 5);
-    CHECK(o["real_set_stream"] == 3);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "null_after_stream");
+  CHECK(o["null_agrees"] == 1);
+  CHECK(o["get_agrees"] == 1);
+  CHECK(o["set_stream_calls"] == 5);
+  CHECK(o["real_set_stream"] == 3);
 }
 
 TEST_CASE("a handle destroyed and recreated at the same address is forwarded", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "recreate");
-    REQUIRE(o["same_address"] == 1);  // the premise: the stub reuses the address, as cuDNN does
-    CHECK(o["get_agrees"] == 1);
-    CHECK(o["real_set_stream"] == 2);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "recreate");
+  REQUIRE(o["same_address"] == 1);  // the premise: the stub reuses the address, as cuDNN does
+  CHECK(o["get_agrees"] == 1);
+  CHECK(o["real_set_stream"] == 2);
 }
 
 TEST_CASE("destroy alone, and create alone, void the handle's slot", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    for (const char* name : {"recreate_shim_sees_destroy", "recreate_shim_sees_create"}) {
-      INFO("mode " << mode << ", " << name);
-      const Outcome o = run_scenario(mode, name);
-      REQUIRE(o["same_address"] == 1);
-      CHECK(o["real_set_stream"] == 2);
-    }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  for (const char* name : {"recreate_shim_sees_destroy", "recreate_shim_sees_create"}) {
+    INFO(name);
+    const Outcome o = run_scenario(mode, name);
+    REQUIRE(o["same_address"] == 1);
+    CHECK(o["real_set_stream"] == 2);
   }
 }
 
 TEST_CASE("a failed set is never cached", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "failed_set");
-    CHECK(o["rejected"] == 2);
-    CHECK(o["real_set_stream"] == 2);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "failed_set");
+  CHECK(o["rejected"] == 2);
+  CHECK(o["real_set_stream"] == 2);
 }
 
 TEST_CASE("cudnnGetStream agrees with every set, and only changes reach cuDNN", "[interpose]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "get_agrees");
-    CHECK(o["disagreements"] == 0);
-    CHECK(o["real_set_stream"] == o["expected_real"]);
-    CHECK(o["expected_real"] < o["set_stream_calls"] / 2);  // the premise: mostly repeats
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "get_agrees");
+  CHECK(o["disagreements"] == 0);
+  CHECK(o["real_set_stream"] == o["expected_real"]);
+  CHECK(o["expected_real"] < o["set_stream_calls"] / 2);  // the premise: mostly repeats
 }
 
 TEST_CASE("RTLD_DEEPBIND: the library binds to its own libcudnn and the shim stays out", "[interpose]") {
@@ -104,48 +98,45 @@ TEST_CASE("RTLD_DEEPBIND: the library binds to its own libcudnn and the shim sta
 }
 
 TEST_CASE("a destroyed stream's address, handed out again, reaches cuDNN", "[interpose][lifetime]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "stream_reuse");
-    REQUIRE(o["same_address"] == 1);  // the premise: the runtime reuses the address
-    CHECK(o["real_set_stream"] == 2);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "stream_reuse");
+  REQUIRE(o["same_address"] == 1);  // the premise: the runtime reuses the address
+  CHECK(o["real_set_stream"] == 2);
 }
 
 TEST_CASE("verify mode catches a stream changed behind the shim's back", "[interpose][verify]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    // Without verify the shim cannot know: this is the case verify mode exists for.
-    const Outcome blind = run_scenario(mode, "verify");
-    CHECK(blind["get_agrees"] == 0);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  // Without verify the shim cannot know: this is the case verify mode exists for.
+  const Outcome blind = run_scenario(mode, "verify");
+  CHECK(blind["get_agrees"] == 0);
 
-    const std::string dir = make_temp_dir();
-    const Outcome checked = run_scenario(
-        mode, "verify", {.env = {{"CUDNN_FASTPATH_VERIFY", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-    CHECK(checked["get_agrees"] == 1);
-    CHECK(checked["real_set_stream"] == 3);  // a, b around the shim, a forwarded after the mismatch
-    CHECK(count_lines_containing(checked.process.err, "verify:") == 1);
-    CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 1,") != std::string::npos);
-  }
+  const std::string dir = make_temp_dir();
+  const Outcome checked = run_scenario(
+      mode, "verify", {.env = {{"CUDNN_FASTPATH_VERIFY", "1"}, {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(checked["get_agrees"] == 1);
+  CHECK(checked["real_set_stream"] == 3);  // a, b around the shim, a forwarded after the mismatch
+  CHECK(count_lines_containing(checked.process.err, "verify:") == 1);
+  CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 1,") != std::string::npos);
 }
 
 TEST_CASE("verify mode: a new stream at a destroyed stream's address reaches cuDNN though the destroy went unseen",
           "[interpose][verify]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    // A program linked to the CUDA runtime statically: the shim never sees the destroy, and
-    // without verify the new stream's first set is skipped (the README's known limit).
-    const Outcome blind = run_scenario(mode, "static_runtime_stream_reuse");
-    REQUIRE(blind["same_address"] == 1);  // the premise: the address comes back
-    CHECK(blind["real_set_stream"] == 1);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  // A program linked to the CUDA runtime statically: the shim never sees the destroy, and
+  // without verify the new stream's first set is skipped (the README's known limit).
+  const Outcome blind = run_scenario(mode, "static_runtime_stream_reuse");
+  REQUIRE(blind["same_address"] == 1);  // the premise: the address comes back
+  CHECK(blind["real_set_stream"] == 1);
 
-    const std::string dir = make_temp_dir();
-    const Outcome checked = run_scenario(mode, "static_runtime_stream_reuse",
-                                         {.env = {{"CUDNN_FASTPATH_VERIFY", "1"},
-                                                  {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-    CHECK(checked["real_set_stream"] == 2);  // the driver's stream id told the two streams apart
-    CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 1,") != std::string::npos);
-  }
+  const std::string dir = make_temp_dir();
+  const Outcome checked = run_scenario(mode, "static_runtime_stream_reuse",
+                                       {.env = {{"CUDNN_FASTPATH_VERIFY", "1"},
+                                                {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(checked["real_set_stream"] == 2);  // the driver's stream id told the two streams apart
+  CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 1,") != std::string::npos);
 }
 
 // Watched failing on a shim whose verify mode asks cuStreamGetId of a capturing stream (end_capture
@@ -153,57 +144,52 @@ TEST_CASE("verify mode: a new stream at a destroyed stream's address reaches cuD
 // the H200).
 TEST_CASE("verify mode: the program's own capture on the handle's stream survives the checked skips",
           "[interpose][verify]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const std::string dir = make_temp_dir();
-    const Outcome o = run_scenario(mode, "verify_during_capture",
-                                   {.env = {{"CUDNN_FASTPATH_VERIFY", "1"},
-                                            {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
-    CHECK(o["end_capture"] == 0);
-    CHECK(o["real_set_stream"] == 1);
-    CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 0,") != std::string::npos);
-    const Outcome plain = run_scenario(mode, "verify_during_capture");
-    CHECK(plain["end_capture"] == 0);
-    CHECK(plain["real_set_stream"] == 1);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const std::string dir = make_temp_dir();
+  const Outcome o = run_scenario(mode, "verify_during_capture",
+                                 {.env = {{"CUDNN_FASTPATH_VERIFY", "1"},
+                                          {"CUDNN_FASTPATH_STATS_FILE", dir + "/s.json"}}});
+  CHECK(o["end_capture"] == 0);
+  CHECK(o["real_set_stream"] == 1);
+  CHECK(read_file(dir + "/s.json").find("\"verify_mismatches\": 0,") != std::string::npos);
+  const Outcome plain = run_scenario(mode, "verify_during_capture");
+  CHECK(plain["end_capture"] == 0);
+  CHECK(plain["real_set_stream"] == 1);
 }
 
 TEST_CASE("fork: the child's first set on an inherited handle reaches cuDNN", "[interpose][fork]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "fork");
-    CHECK(o["child_exit"] == 0);
-    CHECK(o["child_real_set_stream"] == 1);
-    CHECK(o["child_status"] == 5000);  // CUDNN_STATUS_EXECUTION_FAILED from the stub, not a false success
-    CHECK(o["parent_real_set_stream"] == 0);  // the parent's cache is untouched
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "fork");
+  CHECK(o["child_exit"] == 0);
+  CHECK(o["child_real_set_stream"] == 1);
+  CHECK(o["child_status"] == 5000);  // CUDNN_STATUS_EXECUTION_FAILED from the stub, not a false success
+  CHECK(o["parent_real_set_stream"] == 0);  // the parent's cache is untouched
 }
 
 TEST_CASE("exec: the new program starts with a fresh shim", "[interpose][fork]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "exec");
-    CHECK(o["real_set_stream"] == 1);
-    CHECK(o["get_agrees"] == 1);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "exec");
+  CHECK(o["real_set_stream"] == 1);
+  CHECK(o["get_agrees"] == 1);
 }
 
 TEST_CASE("threads on their own handles each cost one real call", "[interpose][threads]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "threads");
-    CHECK(o["failures"] == 0);
-    CHECK(o["real_set_stream"] == 8);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "threads");
+  CHECK(o["failures"] == 0);
+  CHECK(o["real_set_stream"] == 8);
 }
 
 TEST_CASE("CUDNN_FASTPATH_DISABLE=1 makes the shim a pure pass-through", "[interpose][config]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
-    CHECK(o["real_set_stream"] == 1000);
-    CHECK(o.process.err.empty());
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+  CHECK(o["real_set_stream"] == 1000);
+  CHECK(o.process.err.empty());
 }
 
 TEST_CASE("a bad variable value gets one warning line and the default", "[interpose][config]") {
@@ -294,13 +280,11 @@ print("filled", s.size == ctypes.sizeof(s), "version", s.version)
 }
 
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {
-  const std::pair<const char*, const char*> expected[] = {
-      {"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "caller_scope"}};
-  for (const auto& [mode, found_by] : expected) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
-    CHECK(count_lines_containing(o.process.err, std::string("cuDNN found by ") + found_by) == 1);
-  }
+  const auto [mode, found_by] = GENERATE(table<const char*, const char*>(
+      {{"linked", "rtld_next"}, {"global", "rtld_next"}, {"local", "caller_scope"}}));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "same_stream", {.env = {{"CUDNN_FASTPATH_VERBOSE", "1"}}});
+  CHECK(count_lines_containing(o.process.err, std::string("cuDNN found by ") + found_by) == 1);
 }
 
 TEST_CASE("a call with no cuDNN anywhere fails cleanly, with one line", "[interpose][resolve]") {
@@ -325,14 +309,13 @@ TEST_CASE("two copies of the shim: one line, and the calls still skip once", "[i
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath.so";
   REQUIRE(run_process({"cp", SHIM_PATH, copy}).exit_code == 0);
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "same_stream", {.preload_value = copy + " " + SHIM_PATH});
-    CHECK(o["real_set_stream"] == 1);
-    CHECK(o["get_agrees"] == 1);
-    CHECK(count_lines_containing(o.process.err, "another copy of the shim is loaded") <= 1);
-    CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") <= 1);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "same_stream", {.preload_value = copy + " " + SHIM_PATH});
+  CHECK(o["real_set_stream"] == 1);
+  CHECK(o["get_agrees"] == 1);
+  CHECK(count_lines_containing(o.process.err, "another copy of the shim is loaded") <= 1);
+  CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") <= 1);
 }
 
 TEST_CASE("programs that never touch cuDNN see nothing of the shim", "[interpose]") {

@@ -8,12 +8,12 @@
 //       local     dlopen(framework, RTLD_LOCAL), the framework links libcudnn (PyTorch's case)
 //       deepbind  dlopen(framework, RTLD_LOCAL | RTLD_DEEPBIND): the framework binds to its own
 //                 libcudnn first, so the shim never sees its calls
-//       none      nothing loaded: the calls go wherever dlsym(RTLD_DEFAULT) leads
+//       none      nothing loaded: the calls go wherever dlsym(RTLD_DEFAULT) leads (no_cudnn)
 //       explicit  the program dlopens the shim itself and calls it through its handle
 //       self      nothing is loaded before the case runs: the case loads what it needs itself
 //
 // The cases live in scenario_*.cpp, one file per topic (scenario.h); this file loads cuDNN and
-// runs the case named on the command line.
+// names the cases (main: tests/support/scenario_main.cpp).
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -29,16 +29,10 @@
 LoaderLockFlags scenario_loader_lock_flags;
 #endif
 
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "scenario: %s\n", what);
-  std::exit(3);
-}
-
 namespace scenario {
 
 ScenarioApi g_api;
 std::uint64_t g_calls = 0;
-const char* g_self = nullptr;
 const char* g_mode = "linked";
 #ifndef SCENARIO_LINKED
 void* g_shim_library = nullptr;
@@ -51,6 +45,7 @@ namespace {
 using namespace scenario;
 
 #ifdef SCENARIO_LINKED
+const char* const kFixedMode = "linked";
 void load_api(const char*) {
   g_api = {cudnnCreate,        cudnnDestroy,        cudnnSetStream,     cudnnGetStream,
            cudaStreamCreate,   cudaStreamDestroy,   stubcudnn_counters, stubcudart_counters,
@@ -71,7 +66,10 @@ void load_driver_api(void* first) {
   must_dlsym(g_api.cuda_counters, cuda, "stubcuda_counters");
 }
 
+const char* const kFixedMode = nullptr;  // the first argument
+
 void load_api(const char* mode) {
+  g_mode = mode;
   if (std::strcmp(mode, "global") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
     void* cudart = must_dlopen(STUB_CUDART_PATH, RTLD_NOW | RTLD_GLOBAL);
@@ -87,10 +85,7 @@ void load_api(const char* mode) {
   } else if (std::strcmp(mode, "local") == 0 || std::strcmp(mode, "deepbind") == 0) {
     int flags = RTLD_NOW | RTLD_LOCAL;
     if (std::strcmp(mode, "deepbind") == 0) flags |= RTLD_DEEPBIND;
-    void* framework = must_dlopen(FRAMEWORK_PATH, flags);
-    const ScenarioApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "scenario_framework_api");
-    g_api = *api();
+    g_api = framework_api<ScenarioApi>(FRAMEWORK_PATH, "scenario_framework_api", flags);
   } else if (std::strcmp(mode, "explicit") == 0) {
     // The shim opened by the program itself, as a secure-execution process must (the loader
     // ignores LD_PRELOAD paths there): its functions are reached through its own handle.
@@ -107,20 +102,15 @@ void load_api(const char* mode) {
     must_dlsym(g_api.counters, cudnn, "stubcudnn_counters");
     must_dlsym(g_api.cudart_counters, cudart, "stubcudart_counters");
     load_driver_api(shim);
-  } else if (std::strcmp(mode, "self") == 0) {
-    // The case loads what it needs.
+  } else if (std::strcmp(mode, "self") == 0 || std::strcmp(mode, "none") == 0) {
+    // The case loads what it needs, or nothing at all.
   } else {
     die("unknown mode");
   }
 }
 #endif
 
-struct Case {
-  const char* name;
-  int (*run)();
-};
-
-const Case kCases[] = {
+const scenario_main::Case kCases[] = {
     {"same_stream", same_stream}, {"alternate", alternate},       {"null_after_stream", null_after_stream},
     {"recreate", recreate},       {"failed_set", failed_set},
     {"recreate_shim_sees_destroy", recreate_shim_sees_destroy},
@@ -139,6 +129,7 @@ const Case kCases[] = {
     {"verify_during_capture", verify_during_capture},
     {"per_thread_stream", per_thread_stream},
 #ifndef SCENARIO_LINKED
+    {"no_cudnn", no_cudnn},
     {"loader_lock", loader_lock},
     {"dlclose_shim", dlclose_shim},
     {"two_cudnns", two_cudnns},
@@ -153,19 +144,5 @@ const Case kCases[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  g_self = argv[0];
-#ifdef SCENARIO_LINKED
-  if (argc != 2) die("usage: scenario_linked CASE");
-  const char* name = argv[1];
-#else
-  if (argc != 3) die("usage: scenario_dlopen MODE CASE");
-  g_mode = argv[1];
-  const char* name = argv[2];
-  if (std::strcmp(g_mode, "none") == 0) return std::strcmp(name, "no_cudnn") == 0 ? no_cudnn() : 3;
-#endif
-  load_api(g_mode);
-  for (const Case& c : kCases)
-    if (std::strcmp(c.name, name) == 0) return c.run();
-  die("unknown case");
-}
+const scenario_main::Program kScenarioProgram{
+    .name = "scenario", .fixed_mode = kFixedMode, .load_api = load_api, .cases = kCases};

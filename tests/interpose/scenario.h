@@ -11,9 +11,7 @@
 #include "tests/interpose/loader_lock.h"
 #include "tests/interpose/scenario_api.h"
 #include "tests/support/scaled.h"
-
-// Prints "scenario: WHAT" and exits 3 (the scenario itself broke).
-[[noreturn]] void die(const char* what);
+#include "tests/support/scenario_main.h"
 
 #ifndef SCENARIO_LINKED
 // The loader_lock case's flags, exported (scenario_dlopen.dynlist) for the constructor library.
@@ -25,7 +23,6 @@ namespace scenario {
 // Set by main before a case runs.
 extern ScenarioApi g_api;
 extern std::uint64_t g_calls;  // set_stream calls made by the main thread, through set()
-extern const char* g_self;     // argv[0]
 extern const char* g_mode;     // the load mode
 #ifndef SCENARIO_LINKED
 extern void* g_shim_library;  // mode explicit: the shim's handle
@@ -56,7 +53,7 @@ inline bool holds(cudnnHandle_t h, cudaStream_t s) {
 
 inline std::uint64_t real_sets() { return g_api.counters().set_stream; }
 
-inline void print(const char* key, unsigned long long value) { std::printf("%s=%llu\n", key, value); }
+using scenario_main::print;
 
 inline void report(std::uint64_t real_before) {
   print("set_stream_calls", g_calls);

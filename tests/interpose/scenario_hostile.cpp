@@ -23,6 +23,7 @@ namespace scenario {
 #ifndef SCENARIO_LINKED
 // Nothing loaded: whoever defines cudnnSetStream globally (the shim, if preloaded) gets the call.
 int no_cudnn() {
+  if (std::strcmp(g_mode, "none") != 0) die("no_cudnn runs in mode none");
   using SetStream = cudnnStatus_t (*)(cudnnHandle_t, cudaStream_t);
   auto set_stream = reinterpret_cast<SetStream>(dlsym(RTLD_DEFAULT, "cudnnSetStream"));
   if (set_stream == nullptr) {

@@ -43,10 +43,11 @@ int exec_child() {
   cudnnHandle_t h = must_create();
   set(h, must_create_stream());
   std::fflush(stdout);
+  const char* self = scenario_main::g_program_path;
 #ifdef SCENARIO_LINKED
-  execl(g_self, g_self, "same_stream", static_cast<char*>(nullptr));
+  execl(self, self, "same_stream", static_cast<char*>(nullptr));
 #else
-  execl(g_self, g_self, g_mode, "same_stream", static_cast<char*>(nullptr));
+  execl(self, self, g_mode, "same_stream", static_cast<char*>(nullptr));
 #endif
   die("exec failed");
 }

@@ -8,10 +8,9 @@ using namespace cudnn_fastpath::test;
 
 TEST_CASE("threads racing on one handle never leave the table claiming a stream cuDNN lacks",
           "[stress]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    CHECK(run_scenario(mode, "race", {.env = {{"STUBCUDNN_JITTER", "1"}}})["stale"] == 0);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  CHECK(run_scenario(mode, "race", {.env = {{"STUBCUDNN_JITTER", "1"}}})["stale"] == 0);
 }
 
 TEST_CASE("70,000 live handles: no wrong skip, no crash, one warning", "[stress]") {
@@ -49,10 +48,9 @@ TEST_CASE("4,097 live handles: one warning, every call still right", "[stress]")
 }
 
 TEST_CASE("threads creating, setting and destroying handles at once: every set honoured", "[stress]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run_scenario(mode, "churn_race", {.env = {{"STUBCUDNN_JITTER", "1"}}});
-    CHECK(o["failures"] == 0);
-    CHECK(o["disagreements"] == 0);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run_scenario(mode, "churn_race", {.env = {{"STUBCUDNN_JITTER", "1"}}});
+  CHECK(o["failures"] == 0);
+  CHECK(o["disagreements"] == 0);
 }

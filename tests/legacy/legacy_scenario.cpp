@@ -1,15 +1,11 @@
 // The legacy-replay scenario program (legacy_scenario.h): how each load mode takes the API, the ops
-// and their Worlds, the checks, the counters, and main.
+// and their Worlds, the checks, the counters, the cases by name (main:
+// tests/support/scenario_main.cpp).
 #include "tests/legacy/legacy_scenario.h"
 
 #include "shim/include/cudnn_fastpath/shim_control.h"
 
 #include <dlfcn.h>
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "legacy scenario: %s\n", what);
-  std::exit(3);
-}
 
 namespace legacy_scenario {
 
@@ -403,6 +399,7 @@ namespace {
 // ---- the load modes ------------------------------------------------------------------------------
 
 #if defined(LEGACY_SCENARIO_LINKED) || defined(LEGACY_SCENARIO_OPS)
+const char* const kFixedMode = "linked";
 void load_api(const char*) {
   g_api = {
 #define LEGACY_LINKED(name) &::name,
@@ -411,12 +408,10 @@ void load_api(const char*) {
   };
 }
 #else
+const char* const kFixedMode = nullptr;  // the first argument
 void load_api(const char* mode) {
   if (std::strcmp(mode, "local") == 0) {
-    void* framework = must_dlopen(FRAMEWORK_PATH, RTLD_NOW | RTLD_LOCAL);
-    const LegacyApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "legacy_framework_api");
-    g_api = *api();
+    g_api = framework_api<LegacyApi>(FRAMEWORK_PATH, "legacy_framework_api");
   } else if (std::strcmp(mode, "dlsym") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_LOCAL);
 #define LEGACY_DLSYM(name) must_dlsym(g_api.name, cudnn, #name);
@@ -441,11 +436,18 @@ void find_reference() {
 #undef LEGACY_REFERENCE
 }
 
-struct Case {
-  const char* name;
-  int (*run)();
-};
-constexpr Case kCases[] = {
+// The stub's own functions, the shim's statistics and switch, and the two handles every case has.
+void set_up() {
+  find_reference();
+  find_stats();
+  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
+  g_features = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
+  print("library_is_ops", g_library_path.find("libcudnn_ops.so.9") != std::string::npos);
+  g_main.open();
+  g_other.open();
+}
+
+const scenario_main::Case kCases[] = {
     {"steady", steady},       {"reset", reset},     {"recreate", recreate}, {"refused", refused},
     {"around", around},       {"arguments", arguments}, {"factor", factor},
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
@@ -457,32 +459,9 @@ constexpr Case kCases[] = {
 }  // namespace
 }  // namespace legacy_scenario
 
-using namespace legacy_scenario;
-
-int main(int argc, char** argv) {
-#if defined(LEGACY_SCENARIO_LINKED) || defined(LEGACY_SCENARIO_OPS)
-  if (argc != 2) die("usage: legacy_scenario_linked|ops CASE");
-  const char* mode = "linked";
-  const char* name = argv[1];
-#else
-  if (argc != 3) die("usage: legacy_scenario_dlopen MODE CASE");
-  const char* mode = argv[1];
-  const char* name = argv[2];
-#endif
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  load_api(mode);
-  find_reference();
-  find_stats();
-  g_set_features = reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
-  g_features = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_features"));
-  print("library_is_ops", g_library_path.find("libcudnn_ops.so.9") != std::string::npos);
-  g_main.open();
-  g_other.open();
-  for (const Case& c : kCases)
-    if (std::strcmp(c.name, name) == 0) {
-      const int status = c.run();
-      print_end();
-      return status;
-    }
-  die("unknown case");
-}
+const scenario_main::Program kScenarioProgram{.name = "legacy scenario",
+                                              .fixed_mode = legacy_scenario::kFixedMode,
+                                              .load_api = legacy_scenario::load_api,
+                                              .set_up = legacy_scenario::set_up,
+                                              .finish = legacy_scenario::print_end,
+                                              .cases = legacy_scenario::kCases};

@@ -36,6 +36,7 @@
 #include "tests/stub/stub_cuda.h"
 #include "tests/support/glibc_dlsym.h"
 #include "tests/support/must_load.h"
+#include "tests/support/scenario_main.h"
 
 namespace legacy_scenario {
 
@@ -54,7 +55,7 @@ extern void* g_library;
 extern unsigned (*g_set_features)(unsigned);
 extern unsigned (*g_features)();
 
-inline void print(const std::string& key, long long value) { std::printf("%s=%lld\n", key.c_str(), value); }
+using scenario_main::print;
 
 // ---- the world of one op ------------------------------------------------------------------------
 

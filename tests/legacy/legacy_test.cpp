@@ -12,10 +12,11 @@
 // the change undone.
 #include <catch2/catch.hpp>
 
-#include <cstring>
+#include <array>
 #include <string>
 #include <vector>
 
+#include "tests/support/invariants.h"
 #include "tests/support/outcome.h"
 #include "tests/support/process.h"
 #include "tests/support/scenario_run.h"
@@ -29,7 +30,7 @@ namespace {
 // dlsym on that handle (JAX's way); ops: the program links libcudnn_ops.so.9 for the legacy API;
 // twice: linked, with the shim preloaded twice (a second copy under another file name follows the
 // first).
-const char* const kModes[] = {"linked", "local", "dlsym", "ops", "twice"};
+constexpr std::array kModes{"linked", "local", "dlsym", "ops", "twice"};
 
 const std::string& copy_of_shim() {
   static const std::string copy = [] {
@@ -56,18 +57,15 @@ const ScenarioRunner run{
 
 // What holds in every run: checks were made, every output was right, every call that should have
 // succeeded did, no capture in global mode, no launch of a destroyed graph, none of another
-// process's; and nothing on stderr but, with two copies, the second one's line.
+// process's (in any phase); and nothing on stderr but, with two copies, the second one's line.
+const InvariantChecker kInvariants{
+    .zero = {"mismatches", "failures"},
+    .positive = {"checks"},
+    .zero_per_phase = {"global_captures", "bad_launches", "foreign_launches", "foreign_destroys"}};
+
 void check_sound(const Outcome& o, const std::string& mode) {
-  INFO("stdout:\n" << o.process.out << "stderr:\n" << o.process.err);
-  CHECK(o["checks"] > 0);
-  CHECK(o["mismatches"] == 0);
-  CHECK(o["failures"] == 0);
-  for (const auto& [key, value] : o.values)
-    for (const char* never : {"global_captures", "bad_launches", "foreign_launches", "foreign_destroys"})
-      if (key.size() >= std::string(never).size() && key.compare(key.size() - std::strlen(never), std::string::npos, never) == 0) {
-        INFO(key);
-        CHECK(value == "0");
-      }
+  kInvariants.every_phase(o);
+  INFO("stderr:\n" << o.process.err);
   // The second copy says it follows the first when it is first called (it may never be).
   if (mode == "twice") CHECK(count_lines_containing(o.process.err, "cudnn-fastpath:") ==
                              count_lines_containing(o.process.err,
@@ -85,71 +83,69 @@ void check_sound(const Outcome& o, const std::string& mode) {
 // (legacy_bn_captured 2).
 TEST_CASE("steady: each of the 13 ops 10 times reaches cuDNN 3 times (2 direct, 1 captured), 8 replays, every output right",
           "[legacy]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "steady", {.preload = false});
-    check_sound(plain, "plain");
-    CHECK(plain["steady.calls"] == 130);  // the premise: every call reaches cuDNN
-    for (const char* op : {"bn_inference", "bn_training", "bn_backward", "conv", "conv_bias_activation", "activation",
-                           "pooling", "softmax", "add_tensor", "op_tensor", "scale_tensor", "transform_tensor", "lrn"})
-      CHECK(plain[std::string("steady.") + op + ".direct_runs"] == 10);
-    CHECK(plain["steady.launches"] == 0);
-    CHECK(plain["library_is_ops"] == (std::string(mode) == "ops"));
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "steady", {.preload = false});
+  check_sound(plain, "plain");
+  CHECK(plain["steady.calls"] == 130);  // the premise: every call reaches cuDNN
+  for (const char* op : {"bn_inference", "bn_training", "bn_backward", "conv", "conv_bias_activation", "activation",
+                         "pooling", "softmax", "add_tensor", "op_tensor", "scale_tensor", "transform_tensor", "lrn"})
+    CHECK(plain[std::string("steady.") + op + ".direct_runs"] == 10);
+  CHECK(plain["steady.launches"] == 0);
+  CHECK(plain["library_is_ops"] == (std::string(mode) == "ops"));
 
-    const Outcome o = run(mode, "steady");
-    check_sound(o, mode);
-    for (const char* op : {"bn_inference", "bn_training", "bn_backward", "conv", "conv_bias_activation", "activation",
-                           "pooling", "softmax", "add_tensor", "op_tensor", "scale_tensor", "transform_tensor", "lrn"}) {
-      INFO(op);
-      const std::string p = std::string("steady.") + op;
-      CHECK(o[p + ".calls"] == 3);
-      CHECK(o[p + ".direct_runs"] == 2);
-      CHECK(o[p + ".captured"] == 1);
-      CHECK(o[p + ".replays"] == 8);
-    }
-    CHECK(o["steady.captures"] == 13);
-    CHECK(o["steady.launches"] == 104);
-    CHECK(o["launched_on_program_stream"] == 1);  // launched on the handle's stream
-    CHECK(o["steady.streams_created"] == 1);             // captured on one stream of the shim's
-    CHECK(o["steady.set_stream"] == 26);                 // pointed at it and back, once per capture
-    CHECK(o["handle_holds_program_stream"] == 1);        // the stub's own cudnnGetStream after them
-    // Each op in its family.
-    CHECK(o["steady.shim.legacy_bn_captured"] == 3);
-    CHECK(o["steady.shim.legacy_conv_captured"] == 2);
-    CHECK(o["steady.shim.legacy_tensor_captured"] == 8);
-    CHECK(o["steady.shim.legacy_bn_launches"] == 24);
-    CHECK(o["steady.shim.legacy_conv_launches"] == 16);
-    CHECK(o["steady.shim.legacy_tensor_launches"] == 64);
-    CHECK(o["steady.shim.legacy_direct"] == 26);
-    // A handle never given a stream: the same on the legacy default stream.
-    CHECK(o["default.calls"] == 39);
-    CHECK(o["default.launches"] == 104);
-    CHECK(o["default.launched_on_default_stream"] == 1);
-    CHECK(o["default.handle_holds_default_stream"] == 1);
+  const Outcome o = run(mode, "steady");
+  check_sound(o, mode);
+  for (const char* op : {"bn_inference", "bn_training", "bn_backward", "conv", "conv_bias_activation", "activation",
+                         "pooling", "softmax", "add_tensor", "op_tensor", "scale_tensor", "transform_tensor", "lrn"}) {
+    INFO(op);
+    const std::string p = std::string("steady.") + op;
+    CHECK(o[p + ".calls"] == 3);
+    CHECK(o[p + ".direct_runs"] == 2);
+    CHECK(o[p + ".captured"] == 1);
+    CHECK(o[p + ".replays"] == 8);
   }
+  CHECK(o["steady.captures"] == 13);
+  CHECK(o["steady.launches"] == 104);
+  CHECK(o["launched_on_program_stream"] == 1);  // launched on the handle's stream
+  CHECK(o["steady.streams_created"] == 1);             // captured on one stream of the shim's
+  CHECK(o["steady.set_stream"] == 26);                 // pointed at it and back, once per capture
+  CHECK(o["handle_holds_program_stream"] == 1);        // the stub's own cudnnGetStream after them
+  // Each op in its family.
+  CHECK(o["steady.shim.legacy_bn_captured"] == 3);
+  CHECK(o["steady.shim.legacy_conv_captured"] == 2);
+  CHECK(o["steady.shim.legacy_tensor_captured"] == 8);
+  CHECK(o["steady.shim.legacy_bn_launches"] == 24);
+  CHECK(o["steady.shim.legacy_conv_launches"] == 16);
+  CHECK(o["steady.shim.legacy_tensor_launches"] == 64);
+  CHECK(o["steady.shim.legacy_direct"] == 26);
+  // A handle never given a stream: the same on the legacy default stream.
+  CHECK(o["default.calls"] == 39);
+  CHECK(o["default.launches"] == 104);
+  CHECK(o["default.launched_on_default_stream"] == 1);
+  CHECK(o["default.handle_holds_default_stream"] == 1);
 }
 
 // Watched failing (legacy_descriptors.cpp): set()'s record edit made to leave a known record as it
 // was (`if (known) return true;`: mismatches, the first contents' graphs replayed; calls 39 for 79
 // states); record_derived_bn leaving the mode out of the derived record (mismatches 12).
 TEST_CASE("descriptors: set again in place with other contents, a new key and every output right", "[legacy][descriptors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "reset", {.preload = false});
-    check_sound(plain, "plain");
-    CHECK(plain["reset.calls"] == 4 * plain["reset.states"]);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "reset", {.preload = false});
+  check_sound(plain, "plain");
+  CHECK(plain["reset.calls"] == 4 * plain["reset.states"]);
 
-    const Outcome o = run(mode, "reset");
-    check_sound(o, mode);
-    // Every op's first state, then one more per change of a descriptor it takes: each tensor's dims,
-    // the filter, convolution padding, math type, group count, activation coefficient and swish
-    // beta, pooling window, op tensor op, LRN parameters; a batch norm's parameter descriptor
-    // derived from x in each mode, x set again alone, derived again.
-    CHECK(o["reset.states"] == 67 + 3 * 4);
-    CHECK(o["reset.calls"] == 3 * o["reset.states"]);  // each state counted from the start
-    CHECK(o["reset.captures"] == o["reset.states"]);
-    CHECK(o["reset.replays"] == 2 * o["reset.states"]);
-  }
+  const Outcome o = run(mode, "reset");
+  check_sound(o, mode);
+  // Every op's first state, then one more per change of a descriptor it takes: each tensor's dims,
+  // the filter, convolution padding, math type, group count, activation coefficient and swish
+  // beta, pooling window, op tensor op, LRN parameters; a batch norm's parameter descriptor
+  // derived from x in each mode, x set again alone, derived again.
+  CHECK(o["reset.states"] == 67 + 3 * 4);
+  CHECK(o["reset.calls"] == 3 * o["reset.states"]);  // each state counted from the start
+  CHECK(o["reset.captures"] == o["reset.states"]);
+  CHECK(o["reset.replays"] == 2 * o["reset.states"]);
 }
 
 // Watched failing with the unknown() after a refused set removed from RecordedCalls::set's fast
@@ -157,15 +153,14 @@ TEST_CASE("descriptors: set again in place with other contents, a new key and ev
 // replayed (calls 3, captures 1, launches 2, unknown 0).
 TEST_CASE("descriptors: a set cuDNN refuses leaves the record unknown, the calls after it run directly",
           "[legacy][descriptors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "refused");
-    check_sound(o, mode);
-    CHECK(o["refused.calls"] == 4);
-    CHECK(o["refused.captures"] == 0);
-    CHECK(o["refused.launches"] == 0);
-    CHECK(o["refused.shim.legacy_unknown"] == 4);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "refused");
+  check_sound(o, mode);
+  CHECK(o["refused.calls"] == 4);
+  CHECK(o["refused.captures"] == 0);
+  CHECK(o["refused.launches"] == 0);
+  CHECK(o["refused.shim.legacy_unknown"] == 4);
 }
 
 // Watched failing: "made_around" with destroyed()'s g_legacy_descriptors.forget commented out
@@ -175,28 +170,27 @@ TEST_CASE("descriptors: a set cuDNN refuses leaves the record unknown, the calls
 // activation's swish beta and the old LRN parameters kept).
 TEST_CASE("descriptors: destroyed and made again at their address with other contents, through the shim or around it",
           "[legacy][descriptors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    check_sound(run(mode, "recreate"), mode);
-    const Outcome o = run(mode, "recreate", {.env = {kByPointerOnly}});
-    check_sound(o, mode);
-    for (const char* variant : {"shim", "destroyed_around", "made_around"}) {
-      INFO(variant);
-      const std::string v = std::string("recreate.") + variant + ".";
-      for (const char* kind : {"tensor", "filter", "convolution", "activation", "pooling", "op_tensor", "lrn"}) {
-        INFO(kind);
-        CHECK(o[v + kind + ".same_address"] == 1);  // the premise: the new one is where the old one was
-      }
-      if (std::string(variant) == "made_around") {
-        // Seven kinds: the first contents counted and captured, the second unknown to the shim.
-        CHECK(o[v + "calls"] == 7 * 3 + 7 * 4);
-        CHECK(o[v + "shim.legacy_unknown"] == 7 * 4);
-        CHECK(o[v + "captures"] == 7);
-      } else {
-        CHECK(o[v + "calls"] == 2 * 7 * 3);  // the new contents counted from the start
-        CHECK(o[v + "captures"] == 2 * 7);
-        CHECK(o[v + "replays"] == 2 * 7 * 2);
-      }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  check_sound(run(mode, "recreate"), mode);
+  const Outcome o = run(mode, "recreate", {.env = {kByPointerOnly}});
+  check_sound(o, mode);
+  for (const char* variant : {"shim", "destroyed_around", "made_around"}) {
+    INFO(variant);
+    const std::string v = std::string("recreate.") + variant + ".";
+    for (const char* kind : {"tensor", "filter", "convolution", "activation", "pooling", "op_tensor", "lrn"}) {
+      INFO(kind);
+      CHECK(o[v + kind + ".same_address"] == 1);  // the premise: the new one is where the old one was
+    }
+    if (std::string(variant) == "made_around") {
+      // Seven kinds: the first contents counted and captured, the second unknown to the shim.
+      CHECK(o[v + "calls"] == 7 * 3 + 7 * 4);
+      CHECK(o[v + "shim.legacy_unknown"] == 7 * 4);
+      CHECK(o[v + "captures"] == 7);
+    } else {
+      CHECK(o[v + "calls"] == 2 * 7 * 3);  // the new contents counted from the start
+      CHECK(o[v + "captures"] == 2 * 7);
+      CHECK(o[v + "replays"] == 2 * 7 * 2);
     }
   }
 }
@@ -205,16 +199,15 @@ TEST_CASE("descriptors: destroyed and made again at their address with other con
 // add its address to the key instead (captures 19, mismatches 76 after the sets around the shim).
 TEST_CASE("descriptors: made and set around the shim, every op that takes one runs directly (unknown)",
           "[legacy][descriptors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "around");
-    check_sound(o, mode);
-    CHECK(o["around.ops"] == 152);
-    CHECK(o["around.calls"] == o["around.ops"]);
-    CHECK(o["around.captures"] == 0);
-    CHECK(o["around.launches"] == 0);
-    CHECK(o["around.shim.legacy_unknown"] == o["around.ops"]);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "around");
+  check_sound(o, mode);
+  CHECK(o["around.ops"] == 152);
+  CHECK(o["around.calls"] == o["around.ops"]);
+  CHECK(o["around.captures"] == 0);
+  CHECK(o["around.launches"] == 0);
+  CHECK(o["around.shim.legacy_unknown"] == o["around.ops"]);
 }
 
 // Watched failing (legacy_replay.cpp): KeyWriter::finish's memcpy of the scaling factors removed
@@ -224,43 +217,41 @@ TEST_CASE("descriptors: made and set around the shim, every op that takes one ru
 // left out (workspace, reserve space, inputs, outputs: mismatches 224).
 TEST_CASE("arguments: scalars (float and double), epsilon, pointers, workspace, sizes, algorithm, handle, each in the key",
           "[legacy][arguments]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "arguments", {.preload = false});
-    check_sound(plain, "plain");
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "arguments", {.preload = false});
+  check_sound(plain, "plain");
 
-    check_sound(run(mode, "arguments"), mode);
-    const Outcome o = run(mode, "arguments", {.env = {kByPointerOnly}});
-    check_sound(o, mode);
-    CHECK(o["arguments.states"] == 155);
-    CHECK(o["arguments.content_changes"] == 30);
-    CHECK(o["arguments.calls"] == 3 * o["arguments.states"]);
-    CHECK(o["arguments.captures"] == o["arguments.states"]);
-    // A change of an input's data needs no new graph: four launches each.
-    CHECK(o["arguments.replays"] == 2 * o["arguments.states"] + 4 * o["arguments.content_changes"]);
-  }
+  check_sound(run(mode, "arguments"), mode);
+  const Outcome o = run(mode, "arguments", {.env = {kByPointerOnly}});
+  check_sound(o, mode);
+  CHECK(o["arguments.states"] == 155);
+  CHECK(o["arguments.content_changes"] == 30);
+  CHECK(o["arguments.calls"] == 3 * o["arguments.states"]);
+  CHECK(o["arguments.captures"] == o["arguments.states"]);
+  // A change of an input's data needs no new graph: four launches each.
+  CHECK(o["arguments.replays"] == 2 * o["arguments.states"] + 4 * o["arguments.content_changes"]);
 }
 
 // Watched failing: Admission::admit always true (replay/admission.h: factor.shim.legacy_bn_declined
 // 0); kDirectRuns 2 -> 0 (replay_engine.cpp: every new key captured at once, factor.captures > 0).
 TEST_CASE("admission: an averaging factor that changes every call is never captured, the batch-norm cache backs off and comes back",
           "[legacy][admission]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "factor", {.preload = false});
-    check_sound(plain, "plain");
-    CHECK(plain["factor.calls"] == plain["factor.ops"]);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "factor", {.preload = false});
+  check_sound(plain, "plain");
+  CHECK(plain["factor.calls"] == plain["factor.ops"]);
 
-    const Outcome o = run(mode, "factor");
-    check_sound(o, mode);
-    CHECK(o["factor.calls"] == plain["factor.calls"]);  // no more calls reach cuDNN than without the shim
-    CHECK(o["factor.captures"] == 0);
-    CHECK(o["factor.shim.legacy_bn_captured"] == 0);
-    CHECK(o["factor.shim.legacy_bn_declined"] >= 100);  // backing off
-    // A steady batch norm after them is replayed again.
-    CHECK(o["recovered.launches"] == o["recovered.ops"]);
-    CHECK(o["recovered.calls"] == 0);
-  }
+  const Outcome o = run(mode, "factor");
+  check_sound(o, mode);
+  CHECK(o["factor.calls"] == plain["factor.calls"]);  // no more calls reach cuDNN than without the shim
+  CHECK(o["factor.captures"] == 0);
+  CHECK(o["factor.shim.legacy_bn_captured"] == 0);
+  CHECK(o["factor.shim.legacy_bn_declined"] >= 100);  // backing off
+  // A steady batch norm after them is replayed again.
+  CHECK(o["recovered.launches"] == o["recovered.ops"]);
+  CHECK(o["recovered.calls"] == 0);
 }
 
 // Watched failing with launch()'s and capture_and_launch()'s capturing() checks removed
@@ -270,47 +261,45 @@ TEST_CASE("admission: an averaging factor that changes every call is never captu
 // (relocation's own case of the program's capture is tests/blas' relocation_capture).
 TEST_CASE("capture: the program capturing its own graph on the handle's stream, its calls reach cuDNN and nothing is launched",
           "[legacy][capture]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "program_capture", {.preload = false});
-    check_sound(plain, "plain");
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "program_capture", {.preload = false});
+  check_sound(plain, "plain");
 
-    const Outcome o = run(mode, "program_capture", {.env = {kByPointerOnly}});
-    check_sound(o, mode);
-    CHECK(o["during.calls"] == plain["during.calls"]);  // 13 ready keys, 13 at their capture's call
-    CHECK(o["during.calls"] == 26);
-    CHECK(o["during.captured"] == 26);  // recorded into the program's capture, as without the shim
-    CHECK(o["during.written"] == 0);
-    CHECK(o["during.launches"] == 0);
-    CHECK(o["during.launches_into_capture"] == 0);
-    CHECK(o["during.captures"] == 1);  // the program's own
-    CHECK(o["during.shim.legacy_refused_capturing"] == 26);
-    CHECK(o["program_launch.replays"] == 26);
-    CHECK(o["program_launch.right"] == 26);
-    // After it: the ready graphs launched, the other keys captured.
-    CHECK(o["after.calls"] == 13);
-    CHECK(o["after.captures"] == 13);
-    CHECK(o["after.launches"] == 52);
-  }
+  const Outcome o = run(mode, "program_capture", {.env = {kByPointerOnly}});
+  check_sound(o, mode);
+  CHECK(o["during.calls"] == plain["during.calls"]);  // 13 ready keys, 13 at their capture's call
+  CHECK(o["during.calls"] == 26);
+  CHECK(o["during.captured"] == 26);  // recorded into the program's capture, as without the shim
+  CHECK(o["during.written"] == 0);
+  CHECK(o["during.launches"] == 0);
+  CHECK(o["during.launches_into_capture"] == 0);
+  CHECK(o["during.captures"] == 1);  // the program's own
+  CHECK(o["during.shim.legacy_refused_capturing"] == 26);
+  CHECK(o["program_launch.replays"] == 26);
+  CHECK(o["program_launch.right"] == 26);
+  // After it: the ready graphs launched, the other keys captured.
+  CHECK(o["after.calls"] == 13);
+  CHECK(o["after.captures"] == 13);
+  CHECK(o["after.launches"] == 52);
 }
 
 // Watched failing (replay_engine.cpp): launch()'s comparison of the stream's context with the
 // graph's removed (other.calls 0, other.launches 52); capture_and_launch()'s green-context refusal
 // removed (green.captures 13, green.calls 39).
 TEST_CASE("context: a stream of another context, or of a green context, every call direct", "[legacy][context]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "other_context");
-    check_sound(o, mode);
-    CHECK(o["other.calls"] == 52);
-    CHECK(o["other.launches"] == 0);
-    CHECK(o["other.shim.legacy_refused_context"] == 52);
-    CHECK(o["back.launches"] == 52);  // the graphs are still good on their own context
-    CHECK(o["back.calls"] == 0);
-    CHECK(o["green.calls"] == 130);
-    CHECK(o["green.captures"] == 0);
-    CHECK(o["green.shim.legacy_refused_context"] == 13);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "other_context");
+  check_sound(o, mode);
+  CHECK(o["other.calls"] == 52);
+  CHECK(o["other.launches"] == 0);
+  CHECK(o["other.shim.legacy_refused_context"] == 52);
+  CHECK(o["back.launches"] == 52);  // the graphs are still good on their own context
+  CHECK(o["back.calls"] == 0);
+  CHECK(o["green.calls"] == 130);
+  CHECK(o["green.captures"] == 0);
+  CHECK(o["green.shim.legacy_refused_context"] == 13);
 }
 
 // Watched failing (replay_engine.cpp): capture_and_launch()'s never() publishing kCounting instead
@@ -318,26 +307,25 @@ TEST_CASE("context: a stream of another context, or of a green context, every ca
 // launch returning 0 (launch.execution_failed 0).
 TEST_CASE("errors: a failed capture or instantiation runs directly for good, a failed launch is CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER",
           "[legacy][errors]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    check_sound(run(mode, "failures"), mode);
-    const Outcome o = run(mode, "failures", {.env = {kByPointerOnly}});
-    check_sound(o, mode);
-    for (const char* part : {"capture.", "instantiate."}) {
-      INFO(part);
-      const std::string p = part;
-      CHECK(o[p + "captures"] == 13);        // one attempt per key, never another
-      CHECK(o[p + "direct_runs"] == 130);    // every call ran
-      CHECK(o[p + "calls"] == 130 + 13);     // and the call in each failed capture was recorded into it
-      CHECK(o[p + "launches"] == 0);
-      CHECK(o[p + "instantiated"] == 0);
-      CHECK(o[p + "shim.legacy_refused_failed"] == 13);
-    }
-    CHECK(o["launch.execution_failed"] == 13);  // never a silent success
-    CHECK(o["launch.written"] == 0);
-    CHECK(o["launch.calls"] == 0);
-    CHECK(o["relaunch.launches"] == 26);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  check_sound(run(mode, "failures"), mode);
+  const Outcome o = run(mode, "failures", {.env = {kByPointerOnly}});
+  check_sound(o, mode);
+  for (const char* part : {"capture.", "instantiate."}) {
+    INFO(part);
+    const std::string p = part;
+    CHECK(o[p + "captures"] == 13);        // one attempt per key, never another
+    CHECK(o[p + "direct_runs"] == 130);    // every call ran
+    CHECK(o[p + "calls"] == 130 + 13);     // and the call in each failed capture was recorded into it
+    CHECK(o[p + "launches"] == 0);
+    CHECK(o[p + "instantiated"] == 0);
+    CHECK(o[p + "shim.legacy_refused_failed"] == 13);
   }
+  CHECK(o["launch.execution_failed"] == 13);  // never a silent success
+  CHECK(o["launch.written"] == 0);
+  CHECK(o["launch.calls"] == 0);
+  CHECK(o["relaunch.launches"] == 26);
 }
 
 // Watched failing with created(), set() and destroyed() (legacy_descriptors.cpp) leaving libcudnn's
@@ -348,43 +336,43 @@ TEST_CASE("errors: a failed capture or instantiation runs directly for good, a f
 // inner descriptor is destroyed (and forgotten) in the call that made it.
 TEST_CASE("inner: libcudnn's own descriptor calls inside every op, the shim's captures included, every output right",
           "[legacy][inner]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run(mode, "inner", {.preload = false});
-    check_sound(plain, "plain");
-    CHECK(plain["inner.steady.inner_calls"] == 3 * plain["inner.steady.calls"]);
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome plain = run(mode, "inner", {.preload = false});
+  check_sound(plain, "plain");
+  CHECK(plain["inner.steady.inner_calls"] == 3 * plain["inner.steady.calls"]);
 
-    const Outcome o = run(mode, "inner");
-    check_sound(o, mode);
-    CHECK(o["inner.steady.calls"] == 39);
-    CHECK(o["inner.steady.captures"] == 13);
-    CHECK(o["inner.steady.launches"] == 104);
-    CHECK(o["inner.steady.inner_calls"] == 3 * 39);  // in every call that reached the stub, captures too
-    CHECK(o["inner.around.same_address"] == 1);      // the premises: the addresses came back
-    CHECK(o["inner.after.same_address"] == 1);
-    CHECK(o["inner.around.calls"] == 4);  // unknown: direct
-    CHECK(o["inner.around.launches"] == 0);
-    CHECK(o["inner.around.shim.legacy_unknown"] == 4);
-    CHECK(o["inner.after.calls"] == 3);  // a program's descriptor where an inner one was: replayed
-    CHECK(o["inner.after.launches"] == 8);
-  }
+  const Outcome o = run(mode, "inner");
+  check_sound(o, mode);
+  CHECK(o["inner.steady.calls"] == 39);
+  CHECK(o["inner.steady.captures"] == 13);
+  CHECK(o["inner.steady.launches"] == 104);
+  CHECK(o["inner.steady.inner_calls"] == 3 * 39);  // in every call that reached the stub, captures too
+  CHECK(o["inner.around.same_address"] == 1);      // the premises: the addresses came back
+  CHECK(o["inner.after.same_address"] == 1);
+  CHECK(o["inner.around.calls"] == 4);  // unknown: direct
+  CHECK(o["inner.around.launches"] == 0);
+  CHECK(o["inner.around.shim.legacy_unknown"] == 4);
+  CHECK(o["inner.after.calls"] == 3);  // a program's descriptor where an inner one was: replayed
+  CHECK(o["inner.after.launches"] == 8);
 }
 
 // Watched failing with legacy_op (legacy_replay.cpp) replaying only while counting (`||
 // !(m & mode::kCounting)` among its reasons to call cuDNN directly: the end.* counts differ).
 TEST_CASE("statistics: on or off, exactly the same calls reach the stubs", "[legacy][stats]") {
-  for (const char* mode : kModes)
-    for (const char* name : {"steady", "reset", "program_capture", "inner", "forget", "failures", "relocation"}) {
-      INFO("mode " << mode << ", case " << name);
-      const Outcome on = run(mode, name);
-      const Outcome off = run(mode, name, {.stats = false});
-      check_sound(on, mode);
-      check_sound(off, mode);
-      const auto counted = on.with_prefix({"end."});
-      CHECK(counted.size() > 40);
-      CHECK(counted == off.with_prefix({"end."}));
-      CHECK(on["end.launches"] > 0);
-    }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  for (const char* name : {"steady", "reset", "program_capture", "inner", "forget", "failures", "relocation"}) {
+    INFO("case " << name);
+    const Outcome on = run(mode, name);
+    const Outcome off = run(mode, name, {.stats = false});
+    check_sound(on, mode);
+    check_sound(off, mode);
+    const auto counted = on.with_prefix({"end."});
+    CHECK(counted.size() > 40);
+    CHECK(counted == off.with_prefix({"end."}));
+    CHECK(on["end.launches"] > 0);
+  }
 }
 
 // Watched failing: set_stream.cpp's two forget_legacy_graphs_of_handle calls commented out
@@ -395,30 +383,29 @@ TEST_CASE("statistics: on or off, exactly the same calls reach the stubs", "[leg
 // captured under the old records, launched once the old contents are back); its created()
 // recording while the feature is off (switch.made_while_off.calls 39).
 TEST_CASE("forget: the graphs of a destroyed handle, and every graph when the feature is switched off", "[legacy][forget]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "forget");
-    check_sound(o, mode);
-    CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
-    CHECK(o["handle.graphs_before"] == 13);
-    CHECK(o["handle.graphs_after"] == 0);
-    CHECK(o["handle.calls"] == 39);  // counted and captured again from the start
-    CHECK(o["handle.launches"] == 104);
-    CHECK(o["switch.graphs_before"] == 13);
-    CHECK((o["switch.features"] & 8) == 8);
-    CHECK((o["switch.features_off"] & 8) == 0);
-    CHECK(o["switch.graphs_after"] == 0);
-    CHECK(o["switch.off.calls"] == 65);
-    CHECK(o["switch.off.launches"] == 0);
-    CHECK(o["switch.features_on"] == o["switch.features"]);
-    CHECK(o["switch.on.calls"] == 39);
-    CHECK(o["switch.on.captures"] == 13);
-    CHECK(o["switch.set_while_off.calls"] == 39);  // new contents, new keys: captured again
-    CHECK(o["switch.set_while_off.launches"] == 104);
-    CHECK(o["switch.set_back.calls"] == 39);
-    CHECK(o["switch.made_while_off.calls"] == 130);  // unknown: every call direct
-    CHECK(o["switch.made_while_off.launches"] == 0);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "forget");
+  check_sound(o, mode);
+  CHECK(o["handle.same_address"] == 1);  // the premise: the new handle is where the old one was
+  CHECK(o["handle.graphs_before"] == 13);
+  CHECK(o["handle.graphs_after"] == 0);
+  CHECK(o["handle.calls"] == 39);  // counted and captured again from the start
+  CHECK(o["handle.launches"] == 104);
+  CHECK(o["switch.graphs_before"] == 13);
+  CHECK((o["switch.features"] & 8) == 8);
+  CHECK((o["switch.features_off"] & 8) == 0);
+  CHECK(o["switch.graphs_after"] == 0);
+  CHECK(o["switch.off.calls"] == 65);
+  CHECK(o["switch.off.launches"] == 0);
+  CHECK(o["switch.features_on"] == o["switch.features"]);
+  CHECK(o["switch.on.calls"] == 39);
+  CHECK(o["switch.on.captures"] == 13);
+  CHECK(o["switch.set_while_off.calls"] == 39);  // new contents, new keys: captured again
+  CHECK(o["switch.set_while_off.launches"] == 104);
+  CHECK(o["switch.set_back.calls"] == 39);
+  CHECK(o["switch.made_while_off.calls"] == 130);  // unknown: every call direct
+  CHECK(o["switch.made_while_off.launches"] == 0);
 }
 
 // Watched failing (process.cpp): allowed_features' `cfg.legacy && cfg.graphs ?` dropped (LEGACY=0
@@ -427,33 +414,33 @@ TEST_CASE("forget: the graphs of a destroyed handle, and every graph when the fe
 // shim's dlsym, a pure pass-through under DISABLE, hands out nothing).
 TEST_CASE("config: CUDNN_FASTPATH_LEGACY=0, CUDNN_FASTPATH_GRAPHS=0 and CUDNN_FASTPATH_DISABLE=1, nothing replayed",
           "[legacy][config]") {
-  for (const char* mode : kModes)
-    for (const char* setting : {"CUDNN_FASTPATH_LEGACY=0", "CUDNN_FASTPATH_GRAPHS=0", "CUDNN_FASTPATH_DISABLE=1"}) {
-      INFO("mode " << mode << ", " << setting);
-      const std::string s = setting;
-      const Outcome o = run(mode, "steady", {.env = {{s.substr(0, s.find('=')), s.substr(s.find('=') + 1)}}});
-      check_sound(o, mode);
-      CHECK(o["steady.calls"] == 130);
-      CHECK(o["steady.captures"] == 0);
-      CHECK(o["steady.launches"] == 0);
-      CHECK(o["steady.streams_created"] == 0);
-    }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  for (const char* setting : {"CUDNN_FASTPATH_LEGACY=0", "CUDNN_FASTPATH_GRAPHS=0", "CUDNN_FASTPATH_DISABLE=1"}) {
+    INFO(setting);
+    const std::string s = setting;
+    const Outcome o = run(mode, "steady", {.env = {{s.substr(0, s.find('=')), s.substr(s.find('=') + 1)}}});
+    check_sound(o, mode);
+    CHECK(o["steady.calls"] == 130);
+    CHECK(o["steady.captures"] == 0);
+    CHECK(o["steady.launches"] == 0);
+    CHECK(o["steady.streams_created"] == 0);
+  }
 }
 
 // Runs under TSan (scripts/test). Watched failing with capture_stream() (replay_engine.cpp) handing
 // every thread the first stream it made (streams_created 1).
 TEST_CASE("threads: four at once, each with its own handle and stream, each capturing on a stream of its own",
           "[legacy][threads]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "threads");
-    check_sound(o, mode);
-    CHECK(o["threads.restored"] == 4);  // each handle holds its own stream after its captures
-    CHECK(o["threads.calls"] == 4 * 39);
-    CHECK(o["threads.captures"] == 4 * 13);
-    CHECK(o["threads.launches"] == 4 * 104);
-    CHECK(o["threads.streams_created"] == 4);  // one capture stream per thread
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "threads");
+  check_sound(o, mode);
+  CHECK(o["threads.restored"] == 4);  // each handle holds its own stream after its captures
+  CHECK(o["threads.calls"] == 4 * 39);
+  CHECK(o["threads.captures"] == 4 * 13);
+  CHECK(o["threads.launches"] == 4 * 104);
+  CHECK(o["threads.streams_created"] == 4);  // one capture stream per thread
 }
 
 // Runs under TSan (scripts/test). Watched failing (replay_engine.cpp): forget_in_child's forget of
@@ -462,22 +449,21 @@ TEST_CASE("threads: four at once, each with its own handle and stream, each capt
 // (child.foreign_captures 13: the parent's capture stream used, every capture refused).
 TEST_CASE("fork: the child launches none of the parent's graphs, captures on a stream of its own, and is right",
           "[legacy][fork]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "fork");
-    check_sound(o, mode);
-    CHECK(o["parent_graphs"] == 13);
-    CHECK(o["child_exit"] == 0);
-    CHECK(o["child.checks"] > 0);
-    CHECK(o["child.mismatches"] == 0);
-    CHECK(o["child.failures"] == 0);
-    CHECK(o["child.inherited.calls"] == 13);  // the parent's handle: direct, the parent's graph not launched
-    CHECK(o["child.inherited.launches"] == 0);
-    CHECK(o["child.calls"] == 39);
-    CHECK(o["child.launches"] == 104);
-    CHECK(o["child.foreign_captures"] == 0);
-    CHECK(o["child_after_switch.live_graphs"] == 13);  // the parent's, untouched; the child's destroyed
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "fork");
+  check_sound(o, mode);
+  CHECK(o["parent_graphs"] == 13);
+  CHECK(o["child_exit"] == 0);
+  CHECK(o["child.checks"] > 0);
+  CHECK(o["child.mismatches"] == 0);
+  CHECK(o["child.failures"] == 0);
+  CHECK(o["child.inherited.calls"] == 13);  // the parent's handle: direct, the parent's graph not launched
+  CHECK(o["child.inherited.launches"] == 0);
+  CHECK(o["child.calls"] == 39);
+  CHECK(o["child.launches"] == 104);
+  CHECK(o["child.foreign_captures"] == 0);
+  CHECK(o["child_after_switch.live_graphs"] == 13);  // the parent's, untouched; the child's destroyed
 }
 
 // A program that takes a name with dlsym holds what the shim's dlsym gave it. With
@@ -500,24 +486,23 @@ TEST_CASE("dlsym: with CUDNN_FASTPATH_DLSYM=0, a program that takes every functi
 // Watched failing with legacy_op's kDeclinedLegacy test removed (legacy_replay.cpp: mismatches 52,
 // the first contents' graphs replayed after the sets through dlsym; calls 39).
 TEST_CASE("dlsym: a caller given cuDNN's own function for a legacy name gets no legacy replay", "[legacy][dlsym]") {
-  for (const char* mode : {"linked", "ops", "twice"}) {
-    INFO("mode " << mode);
-    const Outcome handed = run(mode, "declined");
-    check_sound(handed, mode);
-    CHECK(handed["declined.own_function"] == 0);  // the shim's: the set is recorded
-    CHECK(handed["declined.calls"] == 2 * 13 * 3);
-    CHECK(handed["declined.launches"] == 2 * 13 * 2);
+  const char* mode = GENERATE("linked", "ops", "twice");
+  CAPTURE(mode);
+  const Outcome handed = run(mode, "declined");
+  check_sound(handed, mode);
+  CHECK(handed["declined.own_function"] == 0);  // the shim's: the set is recorded
+  CHECK(handed["declined.calls"] == 2 * 13 * 3);
+  CHECK(handed["declined.launches"] == 2 * 13 * 2);
 
-    for (const EnvChange& change : {EnvChange{"CUDNN_FASTPATH_DLSYM", "0"}, EnvChange{"LEGACY_SCENARIO_FROM", "ops"}}) {
-      if (change.name == "LEGACY_SCENARIO_FROM" && std::string(mode) == "ops") continue;  // the library it links
-      INFO(change.name << "=" << change.value);
-      const Outcome o = run(mode, "declined", {.env = {change}});
-      check_sound(o, mode);
-      CHECK(o["declined.own_function"] == 1);
-      CHECK(o["declined.calls"] == 2 * 13 * 4);  // every call direct
-      CHECK(o["declined.captures"] == 0);
-      CHECK(o["declined.launches"] == 0);
-    }
+  for (const EnvChange& change : {EnvChange{"CUDNN_FASTPATH_DLSYM", "0"}, EnvChange{"LEGACY_SCENARIO_FROM", "ops"}}) {
+    if (change.name == "LEGACY_SCENARIO_FROM" && std::string(mode) == "ops") continue;  // the library it links
+    INFO(change.name << "=" << change.value);
+    const Outcome o = run(mode, "declined", {.env = {change}});
+    check_sound(o, mode);
+    CHECK(o["declined.own_function"] == 1);
+    CHECK(o["declined.calls"] == 2 * 13 * 4);  // every call direct
+    CHECK(o["declined.captures"] == 0);
+    CHECK(o["declined.launches"] == 0);
   }
 }
 
@@ -557,33 +542,34 @@ TEST_CASE("statistics: the legacy families' counts in the JSON file and in the s
 TEST_CASE("relocation: batch norms with a new input and output every call, in each kernel style, relocated where the "
           "graph can follow them, every output right",
           "[legacy][relocation]") {
-  for (const char* mode : kModes)
-    for (const char* style : {"plain", "by_alignment", "indirect", "split", "memset", "two_kernels", "tma"}) {
-      INFO("mode " << mode << ", style " << style);
-      const std::string s = style;
-      const Outcome o = run(mode, "relocation", {.env = {{"LEGACY_SCENARIO_STYLE", s}}});
-      check_sound(o, mode);
-      const long long calls = o["calls"];
-      for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
-        INFO(op);
-        const std::string p = std::string("relocation.") + op + ".";
-        CHECK(o[p + "mismatches"] == 0);
-        if (s == "indirect" || s == "split" || s == "tma") {
-          // The moving tensors' addresses are in the scratch memory, in halves, in a tensor map.
-          CHECK(o[p + "shim.relocations_refused"] >= 1);
-          CHECK(o[p + "shim.relocated"] == 0);
-        } else {
-          // Two shapes (the output's two alignments), each captured twice for its proof, and once
-          // more for each alignment above 256 bytes its proof did not see (replay/graph_relocation.h).
-          INFO("relocated " << o[p + "shim.relocated"] << ", launched " << o[p + "launches"] << " of " << calls
-                            << ", alignment checks " << o[p + "shim.relocation_checks"]);
-          CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
-          CHECK(10 * o[p + "launches"] >= 9 * calls);
-          CHECK(o[p + "captures"] <= 4 + o[p + "shim.relocation_checks"]);
-          CHECK(o[p + "shim.relocation_checks"] <= 8);
-        }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  for (const char* style : {"plain", "by_alignment", "indirect", "split", "memset", "two_kernels", "tma"}) {
+    INFO("style " << style);
+    const std::string s = style;
+    const Outcome o = run(mode, "relocation", {.env = {{"LEGACY_SCENARIO_STYLE", s}}});
+    check_sound(o, mode);
+    const long long calls = o["calls"];
+    for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
+      INFO(op);
+      const std::string p = std::string("relocation.") + op + ".";
+      CHECK(o[p + "mismatches"] == 0);
+      if (s == "indirect" || s == "split" || s == "tma") {
+        // The moving tensors' addresses are in the scratch memory, in halves, in a tensor map.
+        CHECK(o[p + "shim.relocations_refused"] >= 1);
+        CHECK(o[p + "shim.relocated"] == 0);
+      } else {
+        // Two shapes (the output's two alignments), each captured twice for its proof, and once
+        // more for each alignment above 256 bytes its proof did not see (replay/graph_relocation.h).
+        INFO("relocated " << o[p + "shim.relocated"] << ", launched " << o[p + "launches"] << " of " << calls
+                          << ", alignment checks " << o[p + "shim.relocation_checks"]);
+        CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
+        CHECK(10 * o[p + "launches"] >= 9 * calls);
+        CHECK(o[p + "captures"] <= 4 + o[p + "shim.relocation_checks"]);
+        CHECK(o[p + "shim.relocation_checks"] <= 8);
       }
     }
+  }
 }
 
 // The batch norms with a fresh input and output moved alike every call (relocation_alike): a word
@@ -596,36 +582,34 @@ TEST_CASE("relocation: batch norms with a new input and output every call, in ea
 TEST_CASE("relocation: tensors that moved alike are a word's candidates, told apart by a fresh capture once they "
           "move apart, every output right",
           "[legacy][relocation]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "relocation_alike");
-    check_sound(o, mode);
-    const long long calls = o["calls"];
-    for (const char* load : {"alike", "apart", "apart_swapped"})
-      for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
-        INFO(load << " " << op);
-        const std::string p = std::string(load) + "." + op + ".";
-        CHECK(o[p + "mismatches"] == 0);
-        CHECK(o[p + "shim.relocations_refused"] == 0);
-        CHECK(10 * o[p + "launches"] >= 9 * calls);
-        CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
-        // Checks: alignments the proof did not see, and in `apart` the one that tells the candidates apart.
-        CHECK(o[p + "shim.relocation_checks"] <= 8);
-      }
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "relocation_alike");
+  check_sound(o, mode);
+  const long long calls = o["calls"];
+  for (const char* load : {"alike", "apart", "apart_swapped"})
+    for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
+      INFO(load << " " << op);
+      const std::string p = std::string(load) + "." + op + ".";
+      CHECK(o[p + "mismatches"] == 0);
+      CHECK(o[p + "shim.relocations_refused"] == 0);
+      CHECK(10 * o[p + "launches"] >= 9 * calls);
+      CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
+      // Checks: alignments the proof did not see, and in `apart` the one that tells the candidates apart.
+      CHECK(o[p + "shim.relocation_checks"] <= 8);
+    }
 }
 
 // Watched failing with Admissions::recorded_creation() never counting (replay_thread.h: the World
 // made after 5000 unread tensor descriptors recorded, unknown 0, 6 of its 8 calls launched).
 TEST_CASE("records: a thread that never reads its descriptors stops recording them, and records again once it does",
           "[legacy][admission]") {
-  for (const char* mode : kModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "idle_records");
-    check_sound(o, mode);
-    CHECK(o["idle.shim.legacy_bn_unknown"] == 8);  // made unrecorded: every call direct
-    CHECK(o["idle.launches"] == 0);
-    CHECK(o["after.shim.legacy_bn_unknown"] == 0);  // recorded again: replayed
-    CHECK(o["after.launches"] >= 4);
-  }
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "idle_records");
+  check_sound(o, mode);
+  CHECK(o["idle.shim.legacy_bn_unknown"] == 8);  // made unrecorded: every call direct
+  CHECK(o["idle.launches"] == 0);
+  CHECK(o["after.shim.legacy_bn_unknown"] == 0);  // recorded again: replayed
+  CHECK(o["after.launches"] >= 4);
 }

@@ -15,7 +15,7 @@
 // "failures" how many calls that should have succeeded did not. Keys "status.CASE.NN_STEP" are
 // the statuses of individual calls, which the tests compare between runs with and without the
 // shim. The cases live in pack_scenario_*.cpp, one file per topic; this file loads cuDNN, builds
-// the plan and runs the case named on the command line.
+// the plan and names the cases (main: tests/support/scenario_main.cpp).
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -24,11 +24,6 @@
 
 #include "tests/support/must_load.h"
 #include "tests/packs/pack_scenario.h"
-
-[[noreturn]] void die(const char* what) {
-  std::fprintf(stderr, "pack scenario: %s\n", what);
-  std::exit(3);
-}
 
 namespace pack_scenario {
 
@@ -43,8 +38,10 @@ namespace {
 using namespace pack_scenario;
 
 #ifdef PACK_SCENARIO_LINKED
+const char* const kFixedMode = "linked";
 void load_api(const char*) { g_api = linked_pack_api(); }
 #else
+const char* const kFixedMode = nullptr;  // the first argument
 void load_api(const char* mode) {
   if (std::strcmp(mode, "global") == 0) {
     void* cudnn = must_dlopen(STUB_CUDNN_PATH, RTLD_NOW | RTLD_GLOBAL);
@@ -57,22 +54,27 @@ void load_api(const char* mode) {
     // local_lazy: calls bound at their first call, as without RTLD_NOW (shim_opened_later).
     int flags = (std::strcmp(mode, "local_lazy") == 0 ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL;
     if (std::strcmp(mode, "deepbind") == 0) flags |= RTLD_DEEPBIND;
-    void* framework = must_dlopen(FRAMEWORK_PATH, flags);
-    const PackApi* (*api)() = nullptr;
-    must_dlsym(api, framework, "pack_framework_api");
-    g_api = *api();
+    g_api = framework_api<PackApi>(FRAMEWORK_PATH, "pack_framework_api", flags);
   } else {
     die("unknown mode");
   }
 }
 #endif
 
-struct Case {
-  const char* name;
-  int (*run)();
-};
+// The handle and the plan every case runs.
+void set_up() {
+  // Engine 0 (the plan's) needs a workspace, so that every execute checks the pack's.
+  g_api.set_engine_workspace(0, 1 << 20);
+  if (g_api.create_handle(&g_handle) != 0) die("cudnnCreate failed");
+  const cudnnStatus_t built = g_matmul.build(g_api, g_handle, kUids);
+  if (built != CUDNN_STATUS_SUCCESS) {
+    char what[64];
+    std::snprintf(what, sizeof what, "the plan failed to build: status %d", static_cast<int>(built));
+    die(what);
+  }
+}
 
-const Case kCases[] = {
+const scenario_main::Case kCases[] = {
     {"steady", steady},
     {"pointer_change", pointer_change},
     {"arrays_copied", arrays_copied},
@@ -103,31 +105,5 @@ const Case kCases[] = {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-#ifdef PACK_SCENARIO_LINKED
-  if (argc != 2) die("usage: pack_scenario_linked CASE");
-  const char* mode = "linked";
-  const char* name = argv[1];
-#else
-  if (argc != 3) die("usage: pack_scenario_dlopen MODE CASE");
-  const char* mode = argv[1];
-  const char* name = argv[2];
-#endif
-  const Case* chosen = nullptr;
-  for (const Case& c : kCases)
-    if (std::strcmp(c.name, name) == 0) chosen = &c;
-  if (chosen == nullptr) die("unknown case");
-  load_api(mode);
-  // Engine 0 (the plan's) needs a workspace, so that every execute checks the pack's.
-  g_api.set_engine_workspace(0, 1 << 20);
-  if (g_api.create_handle(&g_handle) != 0) die("cudnnCreate failed");
-  const cudnnStatus_t built = g_matmul.build(g_api, g_handle, kUids);
-  if (built != CUDNN_STATUS_SUCCESS) {
-    std::fprintf(stderr, "pack scenario: the plan failed to build: status %d\n", static_cast<int>(built));
-    return 3;
-  }
-  const int status = chosen->run();
-  std::fflush(stdout);
-  return status;
-}
-
+const scenario_main::Program kScenarioProgram{
+    .name = "pack scenario", .fixed_mode = kFixedMode, .load_api = load_api, .set_up = set_up, .cases = kCases};

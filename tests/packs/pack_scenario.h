@@ -8,6 +8,7 @@
 
 #include "tests/packs/pack_api.h"
 #include "tests/support/scaled.h"
+#include "tests/support/scenario_main.h"
 #include "tests/support/variant_pack.h"
 
 // The shim's public run-time switch. The scenario does not link the shim: it finds the functions
@@ -21,9 +22,6 @@ static_assert(CUDNN_FASTPATH_FEATURE_VARIANT_PACKS == PACKS_FEATURE_VARIANT_PACK
 static_assert(sizeof(decltype(cudnn_fastpath_features())) == sizeof(unsigned), "features are an unsigned");
 static_assert(sizeof(decltype(cudnn_fastpath_set_features(0u))) == sizeof(unsigned), "features are an unsigned");
 #endif
-
-// Prints "pack scenario: WHAT" and exits 3 (the scenario itself broke).
-[[noreturn]] void die(const char* what);
 
 namespace pack_scenario {
 
@@ -40,7 +38,7 @@ extern PackApi g_api;
 extern cudnnHandle_t g_handle;
 extern MatmulPlan g_matmul;
 
-inline void print(const char* key, long long value) { std::printf("%s=%lld\n", key, value); }
+using scenario_main::print;
 
 inline void* fake_pointer(std::int64_t n) { return reinterpret_cast<void*>(0x7f0000000000 + n * 0x1000); }
 inline void* fake_workspace(std::int64_t n) { return reinterpret_cast<void*>(0x7e0000000000 + n * 0x100000); }

@@ -81,28 +81,27 @@ StatsRun run_with_stats_file(const std::string& name, std::vector<EnvChange> env
 }  // namespace
 
 TEST_CASE("1000 ops with the same contents make exactly one real variant pack", "[packs]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run_without_shim(mode, "steady");
-    // The premise: without the shim every op makes its own pack, and the stub runs the caller's.
-    CHECK(plain["real_packs"] == 1000);
-    CHECK(plain["created_at_create"] == 1);
-    CHECK(plain["executed_callers_pack"] == 1);
-    CHECK(plain["failures"] == 0);
-    CHECK(plain["live_packs"] == 0);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome plain = run_without_shim(mode, "steady");
+  // The premise: without the shim every op makes its own pack, and the stub runs the caller's.
+  CHECK(plain["real_packs"] == 1000);
+  CHECK(plain["created_at_create"] == 1);
+  CHECK(plain["executed_callers_pack"] == 1);
+  CHECK(plain["failures"] == 0);
+  CHECK(plain["live_packs"] == 0);
 
-    const Outcome shimmed = run(mode, "steady");
-    CHECK(shimmed["failures"] == 0);
-    CHECK(shimmed["mismatches"] == 0);  // every execute ran with the uids, pointers, workspace set
-    CHECK(shimmed["stub_executes"] == 1000);
-    CHECK(shimmed["last_matches"] == 1);
-    CHECK(shimmed["real_packs"] == 1);
-    CHECK(shimmed["created_at_create"] == 0);       // a proxy: no cuDNN call at create
-    CHECK(shimmed["executed_callers_pack"] == 0);   // the stub got the real pack, not the proxy
-    CHECK(shimmed["live_packs"] == 1);              // the cached one
-    CHECK(shimmed["real_set_stream"] == 1);         // the other feature is still on
-    CHECK(shimmed.process.err.empty());
-  }
+  const Outcome shimmed = run(mode, "steady");
+  CHECK(shimmed["failures"] == 0);
+  CHECK(shimmed["mismatches"] == 0);  // every execute ran with the uids, pointers, workspace set
+  CHECK(shimmed["stub_executes"] == 1000);
+  CHECK(shimmed["last_matches"] == 1);
+  CHECK(shimmed["real_packs"] == 1);
+  CHECK(shimmed["created_at_create"] == 0);       // a proxy: no cuDNN call at create
+  CHECK(shimmed["executed_callers_pack"] == 0);   // the stub got the real pack, not the proxy
+  CHECK(shimmed["live_packs"] == 1);              // the cached one
+  CHECK(shimmed["real_set_stream"] == 1);         // the other feature is still on
+  CHECK(shimmed.process.err.empty());
 }
 
 TEST_CASE("a changed pointer or workspace misses once, and contents seen before hit", "[packs]") {
@@ -144,40 +143,39 @@ TEST_CASE("two plans' packs, op after op, make two real packs", "[packs]") {
 }
 
 TEST_CASE("errors at set, finalize and execute are cuDNN's own, call by call", "[packs][errors]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome plain = run_without_shim(mode, "errors");
-    // What the stub checks, as cuDNN does (the premise of the comparison).
-    CHECK(plain["status.wrong_type_uids.02_set_uids_int32"] == kBadParam);
-    CHECK(plain["status.wrong_type_uids.07_execute"] == kSuccess);
-    CHECK(plain["status.wrong_type_pointers.03_set_pointers_int64"] == kBadParam);
-    CHECK(plain["status.wrong_type_workspace.04_set_workspace_int64"] == kBadParam);
-    CHECK(plain["status.workspace_count_2.04_set_workspace_2"] == kBadParam);
-    CHECK(plain["status.unknown_attribute.03_set_tensor_uid"] == kBadParam);
-    CHECK(plain["status.count_mismatch.05_finalize"] == kBadParam);
-    CHECK(plain["status.count_mismatch.06_execute"] == kBadParam);
-    CHECK(plain["status.missing_pointers.04_finalize"] == kBadParam);
-    CHECK(plain["status.missing_pointers.05_execute"] == kBadParam);
-    CHECK(plain["status.set_after_finalize.06_set_pointers"] == kBadParam);
-    CHECK(plain["status.set_after_finalize.08_execute"] == kSuccess);
-    CHECK(plain["status.set_after_finalize.09_executed_as_set"] == 1);
-    CHECK(plain["status.finalize_twice.06_finalize"] == kBadParam);
-    CHECK(plain["status.execute_unfinalized.05_execute"] == kBadParam);
-    CHECK(plain["status.execute_unfinalized.07_execute"] == kSuccess);
-    CHECK(plain["status.set_twice.10_executed_as_set"] == 1);
-    CHECK(plain["status.null_array.02_set_uids_null"] == kNullPointer);
-    CHECK(plain["status.initialize.02_initialize"] == kNotSupported);
-    CHECK(plain["status.get_before_finalize.05_get_uids"] == kNotFinalized);
-    CHECK(plain["status.cuda_graph_unfinalized.05_populate"] == kBadParam);
-    CHECK(plain["status.tensors_over_limit.07_get_uids_count"] == 29);
-    CHECK(plain["status.used_after_destroy.07_stale_execute"] == kBadParam);
-    CHECK(plain["status.used_after_destroy.08_stale_set"] == kBadParam);
-    CHECK(plain["status.used_after_destroy.10_stale_destroy"] == kBadParam);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome plain = run_without_shim(mode, "errors");
+  // What the stub checks, as cuDNN does (the premise of the comparison).
+  CHECK(plain["status.wrong_type_uids.02_set_uids_int32"] == kBadParam);
+  CHECK(plain["status.wrong_type_uids.07_execute"] == kSuccess);
+  CHECK(plain["status.wrong_type_pointers.03_set_pointers_int64"] == kBadParam);
+  CHECK(plain["status.wrong_type_workspace.04_set_workspace_int64"] == kBadParam);
+  CHECK(plain["status.workspace_count_2.04_set_workspace_2"] == kBadParam);
+  CHECK(plain["status.unknown_attribute.03_set_tensor_uid"] == kBadParam);
+  CHECK(plain["status.count_mismatch.05_finalize"] == kBadParam);
+  CHECK(plain["status.count_mismatch.06_execute"] == kBadParam);
+  CHECK(plain["status.missing_pointers.04_finalize"] == kBadParam);
+  CHECK(plain["status.missing_pointers.05_execute"] == kBadParam);
+  CHECK(plain["status.set_after_finalize.06_set_pointers"] == kBadParam);
+  CHECK(plain["status.set_after_finalize.08_execute"] == kSuccess);
+  CHECK(plain["status.set_after_finalize.09_executed_as_set"] == 1);
+  CHECK(plain["status.finalize_twice.06_finalize"] == kBadParam);
+  CHECK(plain["status.execute_unfinalized.05_execute"] == kBadParam);
+  CHECK(plain["status.execute_unfinalized.07_execute"] == kSuccess);
+  CHECK(plain["status.set_twice.10_executed_as_set"] == 1);
+  CHECK(plain["status.null_array.02_set_uids_null"] == kNullPointer);
+  CHECK(plain["status.initialize.02_initialize"] == kNotSupported);
+  CHECK(plain["status.get_before_finalize.05_get_uids"] == kNotFinalized);
+  CHECK(plain["status.cuda_graph_unfinalized.05_populate"] == kBadParam);
+  CHECK(plain["status.tensors_over_limit.07_get_uids_count"] == 29);
+  CHECK(plain["status.used_after_destroy.07_stale_execute"] == kBadParam);
+  CHECK(plain["status.used_after_destroy.08_stale_set"] == kBadParam);
+  CHECK(plain["status.used_after_destroy.10_stale_destroy"] == kBadParam);
 
-    // With the shim: the same status from every call.
-    const Outcome shimmed = run(mode, "errors");
-    require_same(shimmed, plain, {"status."});
-  }
+  // With the shim: the same status from every call.
+  const Outcome shimmed = run(mode, "errors");
+  require_same(shimmed, plain, {"status."});
 }
 
 TEST_CASE("INTERMEDIATES, which the proxy does not record, reaches cuDNN and the op runs", "[packs]") {
@@ -214,23 +212,22 @@ TEST_CASE("cudnnBackendPopulateCudaGraph and UpdateCudaGraph get a live finalize
   CHECK(plain["populate_got_callers_pack"] == 1);  // the premise: the stub records what it got
   CHECK(plain["update_got_callers_pack"] == 1);
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "cuda_graph");
-    for (const char* key : {"made_first", "made_second", "populate_status", "update_status", "execute_status",
-                            "update_again_status", "destroy_first", "destroy_second"})
-      CHECK(o[key] == kSuccess);
-    CHECK(o["populate_kind"] == 1);
-    CHECK(o["update_kind"] == 1);
-    CHECK(o["populate_as_set"] == 1);
-    CHECK(o["update_as_set"] == 1);
-    CHECK(o["update_again_as_set"] == 1);
-    CHECK(o["populate_got_callers_pack"] == 0);
-    CHECK(o["update_got_callers_pack"] == 0);
-    CHECK(o["real_packs"] == 2);
-    CHECK(o["stub_populate_calls"] == 1);
-    CHECK(o["stub_update_calls"] == 2);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "cuda_graph");
+  for (const char* key : {"made_first", "made_second", "populate_status", "update_status", "execute_status",
+                          "update_again_status", "destroy_first", "destroy_second"})
+    CHECK(o[key] == kSuccess);
+  CHECK(o["populate_kind"] == 1);
+  CHECK(o["update_kind"] == 1);
+  CHECK(o["populate_as_set"] == 1);
+  CHECK(o["update_as_set"] == 1);
+  CHECK(o["update_again_as_set"] == 1);
+  CHECK(o["populate_got_callers_pack"] == 0);
+  CHECK(o["update_got_callers_pack"] == 0);
+  CHECK(o["real_packs"] == 2);
+  CHECK(o["stub_populate_calls"] == 1);
+  CHECK(o["stub_update_calls"] == 2);
 }
 
 TEST_CASE("descriptors of every other type pass straight through", "[packs]") {
@@ -240,28 +237,26 @@ TEST_CASE("descriptors of every other type pass straight through", "[packs]") {
   CHECK(plain["created.17"] == 7);
   CHECK(plain["created.5"] == 2);
   CHECK(plain["created.3"] == 2);
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "other_types");
-    CHECK(o["failures"] == 0);
-    CHECK(o["executed_callers_plan"] == 1);
-    require_same(o, plain, {"created.", "live.", "status."});
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "other_types");
+  CHECK(o["failures"] == 0);
+  CHECK(o["executed_callers_plan"] == 1);
+  require_same(o, plain, {"created.", "live.", "status."});
 }
 
 TEST_CASE("a variant pack created inside libcudnn is not proxied", "[packs]") {
   const Outcome plain = run_without_shim("linked", "internal");
   CHECK(plain["created_at_once"] == 10);
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "internal");
-    CHECK(o["created_at_once"] == 10);       // the stub saw each creation at once
-    CHECK(o["executed_callers_pack"] == 10);  // and executed the pack the caller holds
-    CHECK(o["real_packs"] == 10);
-    CHECK(o["failures"] == 0);
-    require_same(o, plain, {"status."});
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "internal");
+  CHECK(o["created_at_once"] == 10);       // the stub saw each creation at once
+  CHECK(o["executed_callers_pack"] == 10);  // and executed the pack the caller holds
+  CHECK(o["real_packs"] == 10);
+  CHECK(o["failures"] == 0);
+  require_same(o, plain, {"status."});
 }
 
 TEST_CASE("eviction never takes the pack of a live proxy", "[packs][eviction]") {
@@ -313,15 +308,14 @@ TEST_CASE("threads on their own handles, some sharing contents: few real packs",
   CHECK(plain["real_packs"] == 4000);
   CHECK(plain["failures"] == 0);
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "threads");
-    CHECK(o["failures"] == 0);
-    CHECK(o["read_back_wrong"] == 0);
-    // Three distinct contents: at least three, and at most one more per thread racing a miss.
-    CHECK(o["real_packs"] >= 3);
-    CHECK(o["real_packs"] <= 3 + 4);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "threads");
+  CHECK(o["failures"] == 0);
+  CHECK(o["read_back_wrong"] == 0);
+  // Three distinct contents: at least three, and at most one more per thread racing a miss.
+  CHECK(o["real_packs"] >= 3);
+  CHECK(o["real_packs"] <= 3 + 4);
 }
 
 TEST_CASE("statistics with threads: every thread's packs counted, exactly", "[packs][threads][stats]") {
@@ -376,15 +370,14 @@ TEST_CASE("2000 short-lived threads, one op each: the pool never runs dry", "[pa
   CHECK(plain["real_packs"] == plain["ops"]);
   CHECK(plain["failures"] == 0);
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "short_threads");
-    CHECK(o["failures"] == 0);
-    CHECK(o["mismatches"] == 0);
-    CHECK(o["live_packs"] <= 1);  // the cached pack
-    // One real pack for the contents; a proxy lost at each thread's exit would make it hundreds.
-    CHECK(o["real_packs"] == 1);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "short_threads");
+  CHECK(o["failures"] == 0);
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["live_packs"] <= 1);  // the cached pack
+  // One real pack for the contents; a proxy lost at each thread's exit would make it hundreds.
+  CHECK(o["real_packs"] == 1);
 }
 
 TEST_CASE("two copies of the shim: a pack made through one and used through the other", "[packs][resolve]") {
@@ -402,40 +395,38 @@ TEST_CASE("fork: the child forgets the cache and builds its own pack", "[packs][
   CHECK(plain["child_real_packs"] == 100);
   CHECK(plain["child_failures"] == 0);
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome o = run(mode, "fork");
-    CHECK(o["child_exit"] == 0);
-    CHECK(o["parent_real_warm"] == 1);
-    CHECK(o["child_real_packs"] == 1);
-    CHECK(o["child_failures"] == 0);
-    CHECK(o["child_mismatches"] == 0);
-    CHECK(o["parent_real_after"] == 0);  // the parent's cache is untouched
-    CHECK(o["failures"] == 0);
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "fork");
+  CHECK(o["child_exit"] == 0);
+  CHECK(o["parent_real_warm"] == 1);
+  CHECK(o["child_real_packs"] == 1);
+  CHECK(o["child_failures"] == 0);
+  CHECK(o["child_mismatches"] == 0);
+  CHECK(o["parent_real_after"] == 0);  // the parent's cache is untouched
+  CHECK(o["failures"] == 0);
 }
 
 TEST_CASE("CUDNN_FASTPATH_VARIANT_PACKS=0 and CUDNN_FASTPATH_DISABLE=1 make every pack real", "[packs][config]") {
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    const Outcome off = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
-    CHECK(off["real_packs"] == 1000);
-    CHECK(off["created_at_create"] == 1);
-    CHECK(off["executed_callers_pack"] == 1);
-    CHECK(off["failures"] == 0);
-    CHECK(off["real_set_stream"] == 1);  // only this feature is off
-    CHECK(off.process.err.empty());
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  const Outcome off = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+  CHECK(off["real_packs"] == 1000);
+  CHECK(off["created_at_create"] == 1);
+  CHECK(off["executed_callers_pack"] == 1);
+  CHECK(off["failures"] == 0);
+  CHECK(off["real_set_stream"] == 1);  // only this feature is off
+  CHECK(off.process.err.empty());
 
-    const Outcome disabled = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
-    CHECK(disabled["real_packs"] == 1000);
-    CHECK(disabled["executed_callers_pack"] == 1);
-    CHECK(disabled["failures"] == 0);
-    CHECK(disabled["real_set_stream"] == 100);
-    CHECK(disabled.process.err.empty());
+  const Outcome disabled = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+  CHECK(disabled["real_packs"] == 1000);
+  CHECK(disabled["executed_callers_pack"] == 1);
+  CHECK(disabled["failures"] == 0);
+  CHECK(disabled["real_set_stream"] == 100);
+  CHECK(disabled.process.err.empty());
 
-    const Outcome on = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "1"}}});
-    CHECK(on["real_packs"] == 1);
-  }
+  const Outcome on = run(mode, "steady", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "1"}}});
+  CHECK(on["real_packs"] == 1);
 }
 
 TEST_CASE("a bad CUDNN_FASTPATH_VARIANT_PACKS value gets one warning line and the default", "[packs][config]") {
@@ -448,8 +439,9 @@ TEST_CASE("a bad CUDNN_FASTPATH_VARIANT_PACKS value gets one warning line and th
 TEST_CASE("the run-time switch: packs off and on again, earlier proxies keep working", "[packs][config]") {
   CHECK(run_without_shim("linked", "runtime_switch")["have_switch"] == 0);  // the shim exports it
 
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
+  SECTION("in each load mode") {
+    const char* mode = GENERATE(from_range(kGlobalScopeModes));
+    CAPTURE(mode);
     const Outcome o = run(mode, "runtime_switch");
     REQUIRE(o["have_switch"] == 1);
     CHECK(o["features_initial"] == 31);  // every feature is on by default
@@ -478,21 +470,22 @@ TEST_CASE("the run-time switch: packs off and on again, earlier proxies keep wor
     CHECK(o["mismatches"] == 0);
   }
 
-  // A feature the configuration turned off cannot be turned on at run time.
-  const Outcome configured_off = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
-  REQUIRE(configured_off["have_switch"] == 1);
-  CHECK(configured_off["features_initial"] == 25);  // the skip, legacy and cuBLAS replay
-  CHECK(configured_off["real_warm"] == 10);
-  CHECK(configured_off["set_on"] == 1);
-  CHECK(configured_off["real_on"] == 100);
-  CHECK(configured_off["failures"] == 0);
+  SECTION("a feature the configuration turned off cannot be turned on at run time") {
+    const Outcome configured_off = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_VARIANT_PACKS", "0"}}});
+    REQUIRE(configured_off["have_switch"] == 1);
+    CHECK(configured_off["features_initial"] == 25);  // the skip, legacy and cuBLAS replay
+    CHECK(configured_off["real_warm"] == 10);
+    CHECK(configured_off["set_on"] == 1);
+    CHECK(configured_off["real_on"] == 100);
+    CHECK(configured_off["failures"] == 0);
 
-  const Outcome disabled = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
-  REQUIRE(disabled["have_switch"] == 1);
-  CHECK(disabled["features_initial"] == 0);
-  CHECK(disabled["set_on"] == 0);
-  CHECK(disabled["real_on"] == 100);
-  CHECK(disabled["failures"] == 0);
+    const Outcome disabled = run("linked", "runtime_switch", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}}});
+    REQUIRE(disabled["have_switch"] == 1);
+    CHECK(disabled["features_initial"] == 0);
+    CHECK(disabled["set_on"] == 0);
+    CHECK(disabled["real_on"] == 100);
+    CHECK(disabled["failures"] == 0);
+  }
 }
 
 TEST_CASE("more than 28 tensors is never proxied, and 28 is", "[packs]") {
@@ -614,10 +607,9 @@ TEST_CASE("statistics on or off, the same calls reach cuDNN: the shim preloaded 
   const std::string dir = make_temp_dir();
   const std::string copy = dir + "/libcudnn_fastpath_copy.so";
   REQUIRE(run_process({"cp", shim_under_test(SHIM_PATH), copy}).exit_code == 0);
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
-    check_same_calls_with_statistics(mode, true, copy + " " + shim_under_test(SHIM_PATH));
-  }
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));
+  CAPTURE(mode);
+  check_same_calls_with_statistics(mode, true, copy + " " + shim_under_test(SHIM_PATH));
 }
 
 // ---- the statistics C API ------------------------------------------------------------------------
@@ -631,8 +623,9 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
   // The fields the spec lists, in its order; later counters may follow them.
   const std::string listed = "handles live_handles skipped forwarded verify_mismatches table_full streams_forgotten "
                              "packs_proxied pack_hits pack_misses pack_evictions packs_materialized";
-  for (const char* mode : kGlobalScopeModes) {
-    INFO("mode " << mode);
+  SECTION("in each load mode") {
+    const char* mode = GENERATE(from_range(kGlobalScopeModes));
+    CAPTURE(mode);
     const Outcome on = run(mode, "stats_api", {.env = {{"CUDNN_FASTPATH_STATS", "1"}}});
     REQUIRE(on["have_stats_api"] == 1);
     CHECK(on["failures"] == 0);
@@ -681,18 +674,20 @@ TEST_CASE("cudnn_fastpath_stats: exact counts summed over threads, none with sta
     CHECK(off["real_packs"] == on["real_packs"]);
   }
 
-  // Under CUDNN_FASTPATH_DISABLE=1 nothing is counted, statistics asked for or not, and every call
-  // passes through.
-  const Outcome disabled = run("linked", "stats_api", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}, {"CUDNN_FASTPATH_STATS", "1"}}});
-  REQUIRE(disabled["have_stats_api"] == 1);
-  CHECK(disabled["status"] == 0);
-  CHECK(disabled["counting"] == 0);
-  for (const std::string& name : {"handles", "live_handles", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses"}) {
-    INFO(name);
-    CHECK(disabled["api." + name] == 0);
+  SECTION("under CUDNN_FASTPATH_DISABLE=1 nothing is counted, statistics asked for or not, every call passes through") {
+    const Outcome disabled =
+        run("linked", "stats_api", {.env = {{"CUDNN_FASTPATH_DISABLE", "1"}, {"CUDNN_FASTPATH_STATS", "1"}}});
+    REQUIRE(disabled["have_stats_api"] == 1);
+    CHECK(disabled["status"] == 0);
+    CHECK(disabled["counting"] == 0);
+    for (const std::string& name :
+         {"handles", "live_handles", "skipped", "forwarded", "packs_proxied", "pack_hits", "pack_misses"}) {
+      INFO(name);
+      CHECK(disabled["api." + name] == 0);
+    }
+    CHECK(disabled["real_set_stream"] == 200);
+    CHECK(disabled["real_packs"] == 1000);
   }
-  CHECK(disabled["real_set_stream"] == 200);
-  CHECK(disabled["real_packs"] == 1000);
 }
 
 TEST_CASE("cudnn_fastpath_stats: a second copy of the shim answers with the first one's counts", "[packs][stats][resolve]") {
@@ -787,16 +782,16 @@ void check_traced(const char* mode, const Tracer& tracer, bool after) {
 
 // Tracers wrapping one function, a few, or the whole API.
 TEST_CASE("a tracer after the shim sees every call that reaches cuDNN, once", "[packs][tracers][tracer_after]") {
-  for (const char* mode : kGlobalScopeModes)
-    for (const Tracer& tracer : kTracers)
-      if (std::string(tracer.name) != "handle") check_traced(mode, tracer, true);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));  // check_traced names it in its failures
+  for (const Tracer& tracer : kTracers)
+    if (std::string(tracer.name) != "handle") check_traced(mode, tracer, true);
 }
 
 // A tracer that wraps only cudnnCreate, cudnnDestroy, cudnnSetStream and cudnnGetStream, and links
 // no cuDNN: the backend calls must still find cuDNN.
 TEST_CASE("a tracer after the shim of the handle functions only: results as without it",
           "[packs][tracers][tracer_handle]") {
-  for (const char* mode : kGlobalScopeModes) check_traced(mode, kTracers[2], true);
+  check_traced(GENERATE(from_range(kGlobalScopeModes)), kTracers[2], true);
 }
 
 TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[packs][tracers]") {
@@ -813,6 +808,6 @@ TEST_CASE("a shim opened after cuDNN sends cuDNN's own calls back to cuDNN", "[p
 }
 
 TEST_CASE("a tracer before the shim sees every call the program makes, once", "[packs][tracers][tracer_before]") {
-  for (const char* mode : kGlobalScopeModes)
-    for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
+  const char* mode = GENERATE(from_range(kGlobalScopeModes));  // check_traced names it in its failures
+  for (const Tracer& tracer : kTracers) check_traced(mode, tracer, false);
 }

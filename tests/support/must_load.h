@@ -18,3 +18,12 @@ void must_dlsym(T& out, void* where, const char* name) {
   if (symbol == nullptr) die(name);
   out = reinterpret_cast<T>(symbol);
 }
+
+// The table of calls a framework library hands out through its function `getter` (the local load
+// mode: a library that links cuDNN, opened RTLD_LOCAL as PyTorch's is), the library opened with `flags`.
+template <typename Api>
+Api framework_api(const char* path, const char* getter, int flags = RTLD_NOW | RTLD_LOCAL) {
+  const Api* (*api)() = nullptr;
+  must_dlsym(api, must_dlopen(path, flags), getter);
+  return *api();
+}

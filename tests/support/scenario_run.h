@@ -2,6 +2,7 @@
 // picks the program and its arguments, the case's options the preload and the environment.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -11,8 +12,13 @@
 
 namespace cudnn_fastpath::test {
 
-// The three ways a program gets to libcudnn through the global scope, where the shim sits first.
-inline const char* const kGlobalScopeModes[] = {"linked", "global", "local"};
+// The three ways a program gets to libcudnn through the global scope, where the shim sits first. A
+// test runs in each load mode of a list with Catch2's generators, the mode named in its failures:
+//   const char* mode = GENERATE(from_range(kGlobalScopeModes));
+//   CAPTURE(mode);
+// Catch2 then runs the test case once per mode, from its start: what comes before the GENERATE runs
+// each time, and what must run once goes in a SECTION of its own.
+inline constexpr std::array kGlobalScopeModes{"linked", "global", "local"};
 
 // A run whose shim replays calls only with the tensors they were captured with (no graph of a
 // call's shape pointed at another call's tensors: shim/engine/shape_cache.h): the cases that count
