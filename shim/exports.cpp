@@ -24,7 +24,7 @@
 namespace cudnn_fastpath::shim {
 
 const DispatchV1& own_dispatch() noexcept {
-#define CUDNN_FASTPATH_DISPATCH_ENTRY(exported, library, result, function, ...) function,
+#define CUDNN_FASTPATH_DISPATCH_ENTRY(exported, library, function, ...) function,
   static constexpr DispatchV1 kDispatch = {
       sizeof(DispatchV1),
       set_stream_from,
@@ -50,9 +50,9 @@ __attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t cudnnSetStream(cud
 }
 
 // Each of the others hands its caller to the shim's function. Hot: a steady op runs several.
-#define CUDNN_FASTPATH_EXPORT(exported, library, result, function, parameters, arguments, ...) \
-  CUDNN_FASTPATH_HOT result exported parameters {                                 \
-    return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_EXPAND arguments); \
+#define CUDNN_FASTPATH_EXPORT(exported, library, function, how, arguments)                      \
+  CUDNN_FASTPATH_HOT CUDNN_FASTPATH_RESULT(library) exported(CUDNN_FASTPATH_PARAMETERS(arguments)) { \
+    return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_ARGUMENTS(arguments));              \
   }
 CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_EXPORT)
 #undef CUDNN_FASTPATH_EXPORT
@@ -76,8 +76,9 @@ const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dis
 extern "C" {
 CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias("cudnnSetStream"))) cudnnStatus_t own_cudnnSetStream(cudnnHandle_t,
                                                                                               cudaStream_t);
-#define CUDNN_FASTPATH_OWN_ALIAS(exported, library, result, function, parameters, arguments, ...) \
-  CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) result own_##exported parameters;
+#define CUDNN_FASTPATH_OWN_ALIAS(exported, library, function, how, arguments)                             \
+  CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) CUDNN_FASTPATH_RESULT(library) \
+      own_##exported(CUDNN_FASTPATH_PARAMETERS(arguments));
 CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_ALIAS)
 #undef CUDNN_FASTPATH_OWN_ALIAS
 }  // extern "C"

@@ -226,4 +226,16 @@ struct RecordedCalls {
   }
 };
 
+// The shim's function of a recorded entry of the table, whose `how` is (action, kind, recorder):
+// the including file defines each action as a macro of the entry's library that names its member
+// of RecordedCalls. Expanded in that file, inside namespace cudnn_fastpath::shim.
+#define CUDNN_FASTPATH_RECORDED_CALL(exported, library, function, how, arguments)                                 \
+  CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept {   \
+    return CUDNN_FASTPATH_RECORDED_ACTION(exported, library, function, CUDNN_FASTPATH_EXPAND how)(              \
+        caller, CUDNN_FASTPATH_ARGUMENTS(arguments));                                                            \
+  }
+#define CUDNN_FASTPATH_RECORDED_ACTION(...) CUDNN_FASTPATH_RECORDED_ACTION_(__VA_ARGS__)
+#define CUDNN_FASTPATH_RECORDED_ACTION_(exported, library, function, action, kind, recorder) \
+  action(library)<&RealSymbols::exported, offsetof(DispatchV1, function), &DispatchV1::function, kind, recorder>
+
 }  // namespace cudnn_fastpath::shim

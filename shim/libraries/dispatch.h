@@ -49,13 +49,17 @@ inline constexpr Library kEntryPointLibraries[] = {
 // whatever the name resolves to in the global scope (a tracer preloaded ahead of the shim).
 void* own_entry_point(EntryPoint entry) noexcept;
 
+// The declaration of an entry's shim function (each part defines its own; exports.cpp calls them).
+#define CUDNN_FASTPATH_DECLARE_SHIM_FUNCTION(exported, library, function, how, arguments) \
+  CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept;
+
 // Version 1 of the interface between copies. Members are only ever appended; `size` says how many
 // a leader has (leads(): a member past it is not there, and the call goes to the library).
 struct DispatchV1 {
   std::uint32_t size;
   cudnnStatus_t (*set_stream)(const void* caller, cudnnHandle_t, cudaStream_t);
-#define CUDNN_FASTPATH_DISPATCH_MEMBER(exported, library, result, function, parameters, arguments, ...) \
-  result (*function)(const void* caller, CUDNN_FASTPATH_EXPAND parameters);
+#define CUDNN_FASTPATH_DISPATCH_MEMBER(exported, library, function, how, arguments) \
+  CUDNN_FASTPATH_RESULT(library) (*function)(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments));
   CUDNN_FASTPATH_ENTRY_POINTS_V1(CUDNN_FASTPATH_DISPATCH_MEMBER)
   unsigned (*features)();
   unsigned (*set_features)(unsigned);
