@@ -139,8 +139,8 @@ constexpr int count_of(const Role (&roles)[N], Role role) {
 }
 
 // The shim's function for one row: its gate, then the one path of a replayed call (replay_call.h).
-template <typename Api, Family kFamily, auto kReal, const auto& kRoles, std::size_t kOffset, auto kLeader,
-          typename... Args, std::size_t... I>
+template <typename Api, Family kFamily, auto kReal, const auto& kRoles, auto kLeader, typename... Args,
+          std::size_t... I>
 typename Api::Status table_call(int op, std::index_sequence<I...>, const void* caller, Args... args) noexcept {
   static_assert(sizeof...(Args) == sizeof kRoles / sizeof kRoles[0], "one role per argument");
   static_assert((fits<Args>(kRoles[I]) && ...), "a role of the table does not fit its argument's type");
@@ -154,7 +154,7 @@ typename Api::Status table_call(int op, std::index_sequence<I...>, const void* c
   const Reach reach = reach_for(Api::kLibrary, caller);
   const auto real = reach.binding.real.*kReal;
   Status status;
-  if (answered_at_gate<kOffset, kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
+  if (answered_at_gate<kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
   using Call = TableCall<Api, kFamily, kReal, kRoles, Args...>;
   auto sample = [&] {
     replay::SampleHash hash;
@@ -178,8 +178,7 @@ typename Api::Status table_call(int op, std::index_sequence<I...>, const void* c
 #define CUDNN_FASTPATH_TABLE_CALL_NUMBER(exported, ...) kOp_##exported,
 #define CUDNN_FASTPATH_TABLE_CALL_DEFINITION(Adapter, exported, library, function, family, arguments)              \
   CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept {   \
-    return table_call<Adapter, Family::family, &RealSymbols::exported, kRolesOf_##exported,                     \
-                      offsetof(DispatchV1, function), &DispatchV1::function>(                                    \
+    return table_call<Adapter, Family::family, &RealSymbols::exported, kRolesOf_##exported, &Dispatch::function>( \
         kOp_##exported, std::make_index_sequence<sizeof kRolesOf_##exported / sizeof(Role)>{}, caller,          \
         CUDNN_FASTPATH_ARGUMENTS(arguments));                                                                    \
   }

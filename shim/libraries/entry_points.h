@@ -13,12 +13,9 @@
 //              the type: a pointer to const (a scaling factor S or device data D), an output or
 //              nullable descriptor (Tout, Tnull, Actnull), a GEMM's type of C (Ctype)
 // A user of the table that needs only some fields takes the rest as `...`. cudnnSetStream is not
-// here: its fast path is written out in exports.cpp.
-//
-// The order is that of DispatchV1's members (dispatch.h): the handle, stream and backend lists come
-// before the run-time switch's members and every later list after them, so that the interface
-// between copies of the shim only ever grows at its end. New entries go at the end of the last
-// list, or into a new list after it.
+// here: its fast path is written out in exports.cpp. An entry may go anywhere: another copy of the
+// shim reaches each function by its name (dispatch.h). Only the handles' and backend calls' names
+// stay among the first 64 (callers.h keeps them in one word, and checks it).
 #ifndef CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 #define CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 
@@ -687,14 +684,12 @@
   strided((long long int, strideC))              \
   strided((I, batchCount))
 
-// Every entry, in DispatchV1's order but for the switch's members between the first lists and the
-// others.
-#define CUDNN_FASTPATH_ENTRY_POINTS_V1(X) \
-  CUDNN_FASTPATH_HANDLE_ENTRY_POINTS(X) CUDNN_FASTPATH_STREAM_ENTRY_POINTS(X) CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(X)
-#define CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X) \
-  CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) \
-  CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X) \
-  CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(X)
-#define CUDNN_FASTPATH_ENTRY_POINTS(X) CUDNN_FASTPATH_ENTRY_POINTS_V1(X) CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X)
+// Every entry.
+#define CUDNN_FASTPATH_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_HANDLE_ENTRY_POINTS(X) CUDNN_FASTPATH_STREAM_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(X)
 
 #endif  // CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
