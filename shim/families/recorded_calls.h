@@ -200,7 +200,7 @@ struct RecordedCalls {
   // A destroy. Its fast path (a steady call, its object at its home in the registry or surely not
   // held, no hook) forgets the object and hands the call on, as the general path does.
   template <auto kReal, auto kLeader, std::uint32_t kKind, auto kHook, typename Object>
-  static Status destroyed(const void* caller, Object object) noexcept {
+  [[gnu::always_inline]] static Status destroyed(const void* caller, Object object) noexcept {
     if constexpr (std::is_null_pointer_v<decltype(kHook)>) {
       const RealOf<kReal> real = steady_real<kReal>(caller);
       if (real != nullptr && registry.forget_at_home(object)) return real(object);
