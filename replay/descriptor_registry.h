@@ -544,7 +544,7 @@ class DescriptorRegistry {
   static constexpr std::uint64_t kNothing = 1, kRemembering = 3;
 
   // What remember() kept for version `version` of `slot`'s contents; 0: nothing.
-  static std::uint64_t remembered(const Slot& slot, std::uint64_t version) noexcept {
+  [[gnu::always_inline]] static std::uint64_t remembered(const Slot& slot, std::uint64_t version) noexcept {
     // Acquire: pairs with remember()'s last release, so the value read is at least as new.
     if (slot.remembered_version.load(std::memory_order_acquire) != version) return 0;
     const std::uint64_t value = slot.remembered_value.load(std::memory_order_relaxed);
@@ -553,7 +553,9 @@ class DescriptorRegistry {
     return slot.remembered_version.load(std::memory_order_relaxed) == version ? value : 0;
   }
 
-  static void make_unknown(Slot& slot, bool carry_name = false) noexcept {
+  // Always inline, and carry() with remembered() too: forget_at_home() makes no call, whatever the
+  // including unit's inline budget (a call there costs the fast path four saved registers).
+  [[gnu::always_inline]] static void make_unknown(Slot& slot, bool carry_name = false) noexcept {
     const std::uint64_t sequence = begin_write(slot);
     if (carry_name) carry(slot, sequence);
     slot.length.store(0, std::memory_order_relaxed);
@@ -564,7 +566,7 @@ class DescriptorRegistry {
   // remember() kept for it, with its kind, is carried to the slot's next record (a writer stores
   // only its own record's words, so that record is made over these words: remembered()).
   // Relaxed stores: inside the write section, whose sequence orders them for readers.
-  static void carry(Slot& slot, std::uint64_t version) noexcept {
+  [[gnu::always_inline]] static void carry(Slot& slot, std::uint64_t version) noexcept {
     slot.carried.store(remembered(slot, version), std::memory_order_relaxed);
     slot.carried_kind.store(slot.kind.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }

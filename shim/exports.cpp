@@ -7,6 +7,8 @@
 #include <cuda.h>
 #include <cudnn.h>
 
+#include <cstring>
+
 #include "cudnn_fastpath/shim_control.h"
 #include "shim/families/blas.h"
 #include "shim/families/legacy.h"
@@ -23,17 +25,28 @@
 
 namespace cudnn_fastpath::shim {
 
-const DispatchV1& own_dispatch() noexcept {
-#define CUDNN_FASTPATH_DISPATCH_ENTRY(exported, library, result, function, ...) function,
-  static constexpr DispatchV1 kDispatch = {
-      sizeof(DispatchV1),
-      set_stream_from,
-      CUDNN_FASTPATH_ENTRY_POINTS_V1(CUDNN_FASTPATH_DISPATCH_ENTRY) features,
-      set_features,
-      fill_stats,
-      CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(CUDNN_FASTPATH_DISPATCH_ENTRY)};
-#undef CUDNN_FASTPATH_DISPATCH_ENTRY
-  return kDispatch;
+namespace {
+
+// This copy's functions, by the names other copies ask for them by (each_function).
+constexpr Dispatch kOwn = {
+    set_stream_from,
+#define CUDNN_FASTPATH_OWN_FUNCTION(exported, library, function, ...) function,
+    CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_FUNCTION)
+#undef CUDNN_FASTPATH_OWN_FUNCTION
+    features,
+    set_features,
+    fill_stats};
+
+}  // namespace
+
+// A follower asks for each name once, at its first call: a walk of the names will do.
+void* own_function(const char* name) noexcept {
+  void* found = nullptr;
+  if (name == nullptr) return found;
+  each_function(kOwn, [&](const char* own, const auto& function) {
+    if (found == nullptr && std::strcmp(own, name) == 0) found = reinterpret_cast<void*>(function.get());
+  });
+  return found;
 }
 
 }  // namespace cudnn_fastpath::shim
@@ -50,9 +63,9 @@ __attribute__((aligned(64))) CUDNN_FASTPATH_HOT cudnnStatus_t cudnnSetStream(cud
 }
 
 // Each of the others hands its caller to the shim's function. Hot: a steady op runs several.
-#define CUDNN_FASTPATH_EXPORT(exported, library, result, function, parameters, arguments, ...) \
-  CUDNN_FASTPATH_HOT result exported parameters {                                 \
-    return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_EXPAND arguments); \
+#define CUDNN_FASTPATH_EXPORT(exported, library, function, how, arguments)                      \
+  CUDNN_FASTPATH_HOT CUDNN_FASTPATH_RESULT(library) exported(CUDNN_FASTPATH_PARAMETERS(arguments)) { \
+    return shim::function(CUDNN_FASTPATH_CALLER, CUDNN_FASTPATH_ARGUMENTS(arguments));              \
   }
 CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_EXPORT)
 #undef CUDNN_FASTPATH_EXPORT
@@ -66,7 +79,7 @@ int cudnn_fastpath_stats(cudnn_fastpath_stats_t* out, size_t size) { return shim
 const char* cudnn_fastpath_stats_fields(void) { return shim::stats_fields(); }
 
 // For other copies of the shim only (dispatch.h); not part of the public interface.
-const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dispatch(); }
+void* cudnn_fastpath_dispatch_v2(const char* name) { return shim::own_function(name); }
 
 }  // extern "C"
 #pragma GCC visibility pop
@@ -76,8 +89,9 @@ const shim::DispatchV1* cudnn_fastpath_dispatch_v1(void) { return &shim::own_dis
 extern "C" {
 CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias("cudnnSetStream"))) cudnnStatus_t own_cudnnSetStream(cudnnHandle_t,
                                                                                               cudaStream_t);
-#define CUDNN_FASTPATH_OWN_ALIAS(exported, library, result, function, parameters, arguments, ...) \
-  CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) result own_##exported parameters;
+#define CUDNN_FASTPATH_OWN_ALIAS(exported, library, function, how, arguments)                             \
+  CUDNN_FASTPATH_HOT __attribute__((visibility("hidden"), alias(#exported))) CUDNN_FASTPATH_RESULT(library) \
+      own_##exported(CUDNN_FASTPATH_PARAMETERS(arguments));
 CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_OWN_ALIAS)
 #undef CUDNN_FASTPATH_OWN_ALIAS
 }  // extern "C"

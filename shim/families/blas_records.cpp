@@ -231,19 +231,11 @@ using Calls =
 
 }  // namespace
 
-// The entries of each library, with its own actions.
+// The entries of each library, with its own actions (CUDNN_FASTPATH_RECORDED_CALL).
 #define kCreate(library) Calls<Library::library>::created
 #define kInit(library) Calls<Library::library>::initialized
 #define kSet(library) Calls<Library::library>::set
 #define kDestroy(library) Calls<Library::library>::destroyed
-#define CUDNN_FASTPATH_DEFINE_BLAS_CALL(exported, library, result, function, parameters, arguments, action, kind, \
-                                        recorder)                                                              \
-  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept {                             \
-    return action(library)<&RealSymbols::exported, offsetof(DispatchV1, function), &DispatchV1::function, kind, \
-                           recorder>(                                                                          \
-        caller, CUDNN_FASTPATH_EXPAND arguments);                                                               \
-  }
-CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_BLAS_CALL)
-#undef CUDNN_FASTPATH_DEFINE_BLAS_CALL
+CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(CUDNN_FASTPATH_RECORDED_CALL)
 
 }  // namespace cudnn_fastpath::shim

@@ -233,7 +233,7 @@ cublasStatus_t lt_matmul(const void* caller, cublasLtHandle_t handle, cublasLtMa
   const Reach reach = reach_for(Library::kCublasLt, caller);
   const auto real = reach.binding.real.cublasLtMatmul;
   cublasStatus_t status;
-  if (answered_at_gate<offsetof(DispatchV1, lt_matmul), &DispatchV1::lt_matmul>(
+  if (answered_at_gate<&Dispatch::lt_matmul>(
           status, kGate, m, caller, reach.caller, real, handle, desc, alpha, a, a_desc, b, b_desc, beta, c, c_desc, d, d_desc, algo,
           workspace, workspace_size, stream))
     return status;
@@ -267,7 +267,7 @@ cublasStatus_t lt_matmul_algo_get_heuristic(const void* caller, cublasLtHandle_t
   const Reach reach = reach_for(Library::kCublasLt, caller);
   const auto real = reach.binding.real.cublasLtMatmulAlgoGetHeuristic;
   cublasStatus_t status;
-  if (answered_at_gate<offsetof(DispatchV1, lt_matmul_algo_get_heuristic), &DispatchV1::lt_matmul_algo_get_heuristic>(
+  if (answered_at_gate<&Dispatch::lt_matmul_algo_get_heuristic>(
           status, kGate, m, caller, reach.caller, real, handle, desc, a, b, c, d, preference, requested, results, returned))
     return status;
   auto direct = [&] {

@@ -38,16 +38,16 @@ struct Gate {
 };
 
 // What every interposed call of a family does first, a replayed call at its gate as a recorded one:
-// a follower copy of the shim passes the call to the leading copy (or, when that copy is older than
-// this entry point, to the library); a caller without the library gets its "not initialized"
-// (`missing`). True when answered so, with `status`. `kOffset` and `kLeader` are the entry point's
-// member of DispatchV1.
-template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
+// a follower copy of the shim passes the call to the leading copy (or, when that copy has no
+// function of this name, to the library); a caller without the library gets its "not initialized"
+// (`missing`). True when answered so, with `status`. `kLeader` is the entry point's member of
+// Dispatch.
+template <auto kLeader, typename Status, typename Real, typename... Args>
 __attribute__((always_inline)) inline bool passed_on(Status& status, Status missing, std::uint32_t m,
                                                    const void* caller, Real real, Args... args) noexcept {
   if (__builtin_expect(m & mode::kFollower, 0)) {
-    const DispatchV1& lead = leader();
-    status = leads(lead, kOffset) ? (lead.*kLeader)(caller, args...) : real ? real(args...) : missing;
+    const auto lead = (leader().*kLeader).get();
+    status = lead ? lead(caller, args...) : real ? real(args...) : missing;
     return true;
   }
   if (real == nullptr) {
@@ -61,11 +61,11 @@ __attribute__((always_inline)) inline bool passed_on(Status& status, Status miss
 // feature off, or a call that is not the program's own (programs_call), ran as it came, marked a
 // library call. Otherwise the call is the family's to replay (and the process has made a call the
 // report at exit covers). `known` is the caller's entry that gave `real` (reach_for), or null.
-template <std::size_t kOffset, auto kLeader, typename Status, typename Real, typename... Args>
+template <auto kLeader, typename Status, typename Real, typename... Args>
 __attribute__((always_inline)) inline bool answered_at_gate(Status& status, const Gate<Status>& gate, std::uint32_t m,
                                                           const void* caller, const Caller* known, Real real,
                                                           Args... args) noexcept {
-  if (passed_on<kOffset, kLeader>(status, gate.missing, m, caller, real, args...)) return true;
+  if (passed_on<kLeader>(status, gate.missing, m, caller, real, args...)) return true;
   if (!(m & gate.feature) || !programs_call(caller, gate.declined, known)) {
     if ((m & mode::kCounting) && (m & gate.feature)) count(Counter::library_calls);
     const LibraryCall inside;

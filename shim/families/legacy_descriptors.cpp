@@ -188,20 +188,13 @@ constexpr std::nullptr_t no_record = nullptr;
 using Calls = RecordedCalls<LegacyRegistry, g_legacy_descriptors, Library::kCudnn, cudnnStatus_t,
                             CUDNN_STATUS_NOT_INITIALIZED, Records::kLegacy>;
 
-// The action of each entry: kCreate, kSet, kDestroy.
-#define kCreate Calls::created
-#define kSet Calls::set
-#define kDestroy Calls::destroyed
+// The action of each entry: kCreate, kSet, kDestroy (CUDNN_FASTPATH_RECORDED_CALL).
+#define kCreate(library) Calls::created
+#define kSet(library) Calls::set
+#define kDestroy(library) Calls::destroyed
 
 }  // namespace
 
-#define CUDNN_FASTPATH_DEFINE_DESCRIPTOR_CALL(exported, library, result, function, parameters, arguments, action, kind, \
-                                              recorder)                                                              \
-  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept {                                   \
-    return action<&RealSymbols::exported, offsetof(DispatchV1, function), &DispatchV1::function, kind, recorder>(      \
-        caller, CUDNN_FASTPATH_EXPAND arguments);                                                                     \
-  }
-CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(CUDNN_FASTPATH_DEFINE_DESCRIPTOR_CALL)
-#undef CUDNN_FASTPATH_DEFINE_DESCRIPTOR_CALL
+CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(CUDNN_FASTPATH_RECORDED_CALL)
 
 }  // namespace cudnn_fastpath::shim

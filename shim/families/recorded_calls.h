@@ -95,13 +95,13 @@ struct RecordedCalls {
   // What every call does first: passed on as every family's call is (gate.h's passed_on), or, with
   // the shim disabled, made as it came. Returns whether the call is done, with its status; `known`
   // is the caller's entry that gave `real` (reach_for), for programs_call.
-  template <auto kReal, std::size_t kOffset, auto kLeader, typename... Args>
+  template <auto kReal, auto kLeader, typename... Args>
   static bool forwarded(Status& status, std::uint32_t m, const void* caller, RealOf<kReal>& real, const Caller*& known,
                         Args... args) {
     const Reach reach = reach_for(library, caller);
     real = reach.binding.real.*kReal;
     known = reach.caller;
-    if (passed_on<kOffset, kLeader>(status, missing, m, caller, real, args...)) return true;
+    if (passed_on<kLeader>(status, missing, m, caller, real, args...)) return true;
     if (m & mode::kDisabled) {
       status = real(args...);
       return true;
@@ -109,14 +109,13 @@ struct RecordedCalls {
     return false;
   }
 
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object,
-            typename... Rest>
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object, typename... Rest>
   static Status created(const void* caller, Object* object, Rest... rest) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
     const Caller* known;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
+    if (forwarded<kReal, kLeader>(status, m, caller, real, known, object, rest...)) return status;
     status = real(object, rest...);
     if (status != 0 || object == nullptr) return status;
     if (!recording_creation<kKind>(m, caller, known)) {
@@ -138,14 +137,13 @@ struct RecordedCalls {
 
   // An object made in the caller's own memory (cuBLASLt's ..._Init_internal): a create at that
   // address, recorded as the recorder says.
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
-            typename... Rest>
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object, typename... Rest>
   static Status initialized(const void* caller, Object object, Rest... rest) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
     const Caller* known;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
+    if (forwarded<kReal, kLeader>(status, m, caller, real, known, object, rest...)) return status;
     status = real(object, rest...);
     if (!recording_creation<kKind>(m, caller, known) || status != 0) {
       registry.forget(object);
@@ -162,8 +160,7 @@ struct RecordedCalls {
   // (the libraries' rule), and only the object then lives across the call, for a refusal, which
   // leaves the record unknown. The set of an object surely not held (no record to edit or forget)
   // is handed straight on.
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
-            typename... Rest>
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object, typename... Rest>
   static Status set(const void* caller, Object object, Rest... rest) noexcept {
     if (const RealOf<kReal> real = steady_real<kReal>(caller)) {
       auto record = [&](replay::SlotWords words, std::uint32_t length) { return kRecord(words, length, rest...); };
@@ -174,16 +171,15 @@ struct RecordedCalls {
       }
       if (registry.surely_not_held(object)) return real(object, rest...);
     }
-    return set_in_general<kReal, kOffset, kLeader, kKind, kRecord>(caller, object, rest...);
+    return set_in_general<kReal, kLeader, kKind, kRecord>(caller, object, rest...);
   }
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object,
-            typename... Rest>
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object, typename... Rest>
   [[gnu::noinline]] static Status set_in_general(const void* caller, Object object, Rest... rest) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
     const Caller* known;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object, rest...)) return status;
+    if (forwarded<kReal, kLeader>(status, m, caller, real, known, object, rest...)) return status;
     if (!recorded_now<kKind>()) {
       // Unknown from this set on, made so before it (nothing reads a descriptor being set: the
       // libraries' rule), so that the set is the call's last act, as it came.
@@ -203,21 +199,21 @@ struct RecordedCalls {
 
   // A destroy. Its fast path (a steady call, its object at its home in the registry or surely not
   // held, no hook) forgets the object and hands the call on, as the general path does.
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t kKind, auto kHook, typename Object>
-  static Status destroyed(const void* caller, Object object) noexcept {
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kHook, typename Object>
+  [[gnu::always_inline]] static Status destroyed(const void* caller, Object object) noexcept {
     if constexpr (std::is_null_pointer_v<decltype(kHook)>) {
       const RealOf<kReal> real = steady_real<kReal>(caller);
       if (real != nullptr && registry.forget_at_home(object)) return real(object);
     }
-    return destroyed_in_general<kReal, kOffset, kLeader, kKind, kHook>(caller, object);
+    return destroyed_in_general<kReal, kLeader, kKind, kHook>(caller, object);
   }
-  template <auto kReal, std::size_t kOffset, auto kLeader, std::uint32_t, auto kHook, typename Object>
+  template <auto kReal, auto kLeader, std::uint32_t, auto kHook, typename Object>
   [[gnu::noinline]] static Status destroyed_in_general(const void* caller, Object object) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
     const Caller* known;
-    if (forwarded<kReal, kOffset, kLeader>(status, m, caller, real, known, object)) return status;
+    if (forwarded<kReal, kLeader>(status, m, caller, real, known, object)) return status;
     registry.forget(object);  // before the address can come back
     // By type, not value: `function != nullptr` of a function another file defines is no constant
     // expression under -fsanitize=undefined (GCC), and the ASan+UBSan build would not compile.
@@ -225,5 +221,17 @@ struct RecordedCalls {
     return real(object);
   }
 };
+
+// The shim's function of a recorded entry of the table, whose `how` is (action, kind, recorder):
+// the including file defines each action as a macro of the entry's library that names its member
+// of RecordedCalls. Expanded in that file, inside namespace cudnn_fastpath::shim.
+#define CUDNN_FASTPATH_RECORDED_CALL(exported, library, function, how, arguments)                                 \
+  CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept {   \
+    return CUDNN_FASTPATH_RECORDED_ACTION(exported, library, function, CUDNN_FASTPATH_EXPAND how)(              \
+        caller, CUDNN_FASTPATH_ARGUMENTS(arguments));                                                            \
+  }
+#define CUDNN_FASTPATH_RECORDED_ACTION(...) CUDNN_FASTPATH_RECORDED_ACTION_(__VA_ARGS__)
+#define CUDNN_FASTPATH_RECORDED_ACTION_(exported, library, function, action, kind, recorder) \
+  action(library)<&RealSymbols::exported, &Dispatch::function, kind, recorder>
 
 }  // namespace cudnn_fastpath::shim

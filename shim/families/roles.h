@@ -36,11 +36,14 @@ namespace cudnn_fastpath::shim {
 
 enum class Role : std::uint8_t { H, V, S, D, T, Tout, Tnull, F, Conv, Act, Actnull, Pool, Op, Lrn, Compute, Ctype };
 
-// The names the table's role lists use (`using namespace roles` where a list is expanded).
+// The names the table's roles use (`using namespace roles` where a list is expanded); from_type
+// stands for a role the table leaves to the argument's type.
 namespace roles {
 constexpr Role H = Role::H, V = Role::V, S = Role::S, D = Role::D, T = Role::T, Tout = Role::Tout,
                Tnull = Role::Tnull, F = Role::F, Conv = Role::Conv, Act = Role::Act, Actnull = Role::Actnull,
                Pool = Role::Pool, Op = Role::Op, Lrn = Role::Lrn, Compute = Role::Compute, Ctype = Role::Ctype;
+constexpr struct FromType {
+} from_type;
 }  // namespace roles
 
 // The legacy descriptor kind of each descriptor type.
@@ -89,6 +92,37 @@ constexpr bool fits(Role role) {
     case Role::Ctype: return std::is_same_v<U, cudaDataType>;
   }
   return false;
+}
+
+// The role of an argument of type T that the table gives (entry_points.h), checked by fits() where
+// the call is made (table_call.h).
+template <typename T>
+constexpr Role role_of(Role given) {
+  return given;
+}
+
+// The role of an argument of type T that the table leaves to its type: a handle's, a descriptor's
+// kind (T, F, Conv, Act, Pool, Op, Lrn), a compute type's, a number's (V), data written (D). A
+// pointer to const may be a scaling factor (S) or data read (D): the table must say which.
+template <typename T>
+constexpr Role role_of(roles::FromType) {
+  using U = std::remove_cv_t<T>;
+  constexpr DescriptorKind kind = DescriptorOf<U>::kind;
+  if constexpr (std::is_same_v<U, cudnnHandle_t> || std::is_same_v<U, cublasHandle_t>) return Role::H;
+  else if constexpr (kind == kTensor) return Role::T;
+  else if constexpr (kind == kFilter) return Role::F;
+  else if constexpr (kind == kConvolution) return Role::Conv;
+  else if constexpr (kind == kActivation) return Role::Act;
+  else if constexpr (kind == kPooling) return Role::Pool;
+  else if constexpr (kind == kOpTensor) return Role::Op;
+  else if constexpr (kind == kLrn) return Role::Lrn;
+  else if constexpr (std::is_same_v<U, cublasComputeType_t>) return Role::Compute;
+  else if constexpr (std::is_arithmetic_v<U> || std::is_enum_v<U>) return Role::V;
+  else {
+    static_assert(std::is_pointer_v<U> && !std::is_const_v<std::remove_pointer_t<U>>,
+                  "a pointer to const is S or D: entry_points.h must say which");
+    return Role::D;
+  }
 }
 
 // The bytes of the scaling factor a typed pointer T points at (cublasSgemm's float, cublasZgemm's

@@ -122,19 +122,39 @@ struct TableCall : NoHostBytes {
   }
 };
 
+// Whether each scaling factor (S) of a row has a size: its pointee's, or that of the row's output
+// tensor's data type (Tout) or compute type (Compute).
+template <typename... Args, std::size_t... I>
+constexpr bool scales_sized(const Role* roles, std::index_sequence<I...>) {
+  const bool sizer = ((roles[I] == Role::Tout || roles[I] == Role::Compute) || ...);
+  return ((roles[I] != Role::S || typed_scale_bytes<Args>() > 0 || sizer) && ...);
+}
+
+// How many arguments of a row have `role`.
+template <std::size_t N>
+constexpr int count_of(const Role (&roles)[N], Role role) {
+  int n = 0;
+  for (Role r : roles) n += r == role;
+  return n;
+}
+
 // The shim's function for one row: its gate, then the one path of a replayed call (replay_call.h).
-template <typename Api, Family kFamily, auto kReal, const auto& kRoles, std::size_t kOffset, auto kLeader,
-          typename... Args, std::size_t... I>
+template <typename Api, Family kFamily, auto kReal, const auto& kRoles, auto kLeader, typename... Args,
+          std::size_t... I>
 typename Api::Status table_call(int op, std::index_sequence<I...>, const void* caller, Args... args) noexcept {
   static_assert(sizeof...(Args) == sizeof kRoles / sizeof kRoles[0], "one role per argument");
   static_assert((fits<Args>(kRoles[I]) && ...), "a role of the table does not fit its argument's type");
   static_assert(kRoles[0] == Role::H, "the handle comes first");
+  static_assert(count_of(kRoles, Role::Compute) == count_of(kRoles, Role::Ctype), "a compute type comes with C's type");
+  static_assert(count_of(kRoles, Role::Tout) <= 1 && count_of(kRoles, Role::Compute) <= 1,
+                "one output, one compute type");
+  static_assert(scales_sized<Args...>(kRoles, std::index_sequence<I...>{}), "a scaling factor of unknown size");
   using Status = typename Api::Status;
   const std::uint32_t m = current_mode();
   const Reach reach = reach_for(Api::kLibrary, caller);
   const auto real = reach.binding.real.*kReal;
   Status status;
-  if (answered_at_gate<kOffset, kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
+  if (answered_at_gate<kLeader>(status, Api::kGate, m, caller, reach.caller, real, args...)) return status;
   using Call = TableCall<Api, kFamily, kReal, kRoles, Args...>;
   auto sample = [&] {
     replay::SampleHash hash;
@@ -152,17 +172,15 @@ typename Api::Status table_call(int op, std::index_sequence<I...>, const void* c
 
 // The shim's function of each row of a list of the table (CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS,
 // CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS), over `Adapter`: its roles, its number, its definition.
-// Expanded in the adapter's file, inside namespace cudnn_fastpath::shim.
-#define CUDNN_FASTPATH_TABLE_CALL_ROLES(exported, library, result, function, parameters, arguments, family, role_list) \
-  constexpr Role kRolesOf_##exported[] = {CUDNN_FASTPATH_EXPAND role_list};
+// Expanded in the adapter's file, inside namespace cudnn_fastpath::shim, with `using namespace roles`.
+#define CUDNN_FASTPATH_TABLE_CALL_ROLES(exported, library, function, family, arguments) \
+  constexpr Role kRolesOf_##exported[] = {CUDNN_FASTPATH_ROLES(arguments)};
 #define CUDNN_FASTPATH_TABLE_CALL_NUMBER(exported, ...) kOp_##exported,
-#define CUDNN_FASTPATH_TABLE_CALL_DEFINITION(Adapter, exported, library, result, function, parameters, arguments,  \
-                                             family, role_list)                                                  \
-  result function(const void* caller, CUDNN_FASTPATH_EXPAND parameters) noexcept {                               \
-    return table_call<Adapter, Family::family, &RealSymbols::exported, kRolesOf_##exported,                     \
-                      offsetof(DispatchV1, function), &DispatchV1::function>(                                    \
+#define CUDNN_FASTPATH_TABLE_CALL_DEFINITION(Adapter, exported, library, function, family, arguments)              \
+  CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept {   \
+    return table_call<Adapter, Family::family, &RealSymbols::exported, kRolesOf_##exported, &Dispatch::function>( \
         kOp_##exported, std::make_index_sequence<sizeof kRolesOf_##exported / sizeof(Role)>{}, caller,          \
-        CUDNN_FASTPATH_EXPAND arguments);                                                                        \
+        CUDNN_FASTPATH_ARGUMENTS(arguments));                                                                    \
   }
 
 }  // namespace cudnn_fastpath::shim

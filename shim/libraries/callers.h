@@ -57,21 +57,21 @@ inline constexpr std::uint32_t kDeclinedBlas = 1u << 2;
 // proxies is beyond this rule (docs/design.md).
 // A caller that took none of cuDNN's names through dlsym binds through its own references, which
 // the shim interposes.
-// Only the first list's cuDNN names matter (handles and the backend API: all in the first word);
-// a library that took a stream destroy this way (cuBLAS does), or a legacy name, is otherwise a
-// caller like any other.
+// Only cudnnSetStream and the names of the handles and the backend API matter (all in the first
+// word: a shift past it would not compile); a library that took a stream destroy this way (cuBLAS
+// does), or a legacy name, is otherwise a caller like any other.
 inline bool dlsym_allows_proxies(std::uint64_t first_word, std::uint32_t declined) noexcept {
   constexpr auto bit = [](EntryPoint e) { return std::uint64_t{1} << static_cast<int>(e); };
-  static_assert(static_cast<int>(EntryPoint::cudnnBackendUpdateCudaGraph) < 64, "the first list fits one word");
   constexpr std::uint64_t kPackTaking =
       bit(EntryPoint::cudnnBackendSetAttribute) | bit(EntryPoint::cudnnBackendGetAttribute) |
       bit(EntryPoint::cudnnBackendFinalize) | bit(EntryPoint::cudnnBackendDestroyDescriptor) |
       bit(EntryPoint::cudnnBackendExecute);
-  constexpr std::uint64_t kFirstList = (bit(EntryPoint::cudnnBackendUpdateCudaGraph) << 1) - 1;
-  constexpr std::uint64_t kStreamDestroys = bit(EntryPoint::cudaStreamDestroy) |
-                                            bit(EntryPoint::cuStreamDestroy_v2) | bit(EntryPoint::cuStreamDestroy);
+#define CUDNN_FASTPATH_BIT(exported, ...) | bit(EntryPoint::exported)
+  constexpr std::uint64_t kCudnnNames = bit(EntryPoint::cudnnSetStream)
+      CUDNN_FASTPATH_HANDLE_ENTRY_POINTS(CUDNN_FASTPATH_BIT) CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(CUDNN_FASTPATH_BIT);
+#undef CUDNN_FASTPATH_BIT
   if (declined & kDeclinedPacks) return false;
-  const std::uint64_t cudnn_names = first_word & kFirstList & ~kStreamDestroys;
+  const std::uint64_t cudnn_names = first_word & kCudnnNames;
   return cudnn_names == 0 || (cudnn_names & kPackTaking) == kPackTaking;
 }
 

@@ -2,14 +2,16 @@
 //
 // Every copy carries an ELF note (loaded_objects.cpp). The first copy in the loader's order (the
 // preloaded one, or else the first one loaded) leads; any other copy passes each call, with the
-// address of the code that made it, to the leader through the leader's exported
-// cudnn_fastpath_dispatch_v1(). Copies are never unloaded (-z nodelete), so the leader stays the
-// first copy for the life of the process, and the table it keeps is the only one.
+// address of the code that made it, to the leader's function of the same name, which it looks up
+// once through the leader's exported cudnn_fastpath_dispatch_v2(). Copies are never unloaded
+// (-z nodelete), so the leader stays the first copy for the life of the process, and the table it
+// keeps is the only one.
 #pragma once
 
 #include <cuda.h>
 #include <cudnn.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -49,29 +51,63 @@ inline constexpr Library kEntryPointLibraries[] = {
 // whatever the name resolves to in the global scope (a tracer preloaded ahead of the shim).
 void* own_entry_point(EntryPoint entry) noexcept;
 
-// Version 1 of the interface between copies. Members are only ever appended; `size` says how many
-// a leader has (leads(): a member past it is not there, and the call goes to the library).
-struct DispatchV1 {
-  std::uint32_t size;
-  cudnnStatus_t (*set_stream)(const void* caller, cudnnHandle_t, cudaStream_t);
-#define CUDNN_FASTPATH_DISPATCH_MEMBER(exported, library, result, function, parameters, arguments, ...) \
-  result (*function)(const void* caller, CUDNN_FASTPATH_EXPAND parameters);
-  CUDNN_FASTPATH_ENTRY_POINTS_V1(CUDNN_FASTPATH_DISPATCH_MEMBER)
-  unsigned (*features)();
-  unsigned (*set_features)(unsigned);
-  int (*stats)(cudnn_fastpath_stats_t*, std::size_t);
-  CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(CUDNN_FASTPATH_DISPATCH_MEMBER)
-#undef CUDNN_FASTPATH_DISPATCH_MEMBER
+// The declaration of an entry's shim function (each part defines its own; exports.cpp calls them).
+#define CUDNN_FASTPATH_DECLARE_SHIM_FUNCTION(exported, library, function, how, arguments) \
+  CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept;
+
+// A function of a copy of the shim as another copy reaches it: null where that copy has none of
+// its name. A follower writes the leader's before the mode word is published (mode.cpp), every
+// racing first call alike: relaxed, read after the mode word's acquire.
+template <typename Function>
+class Reached {
+ public:
+  constexpr Reached(Function function = nullptr) noexcept : function_(function) {}
+  Function get() const noexcept { return function_.load(std::memory_order_relaxed); }
+  void set(void* function) noexcept {
+    function_.store(reinterpret_cast<Function>(function), std::memory_order_relaxed);
+  }
+  template <typename... Args>
+  auto operator()(Args... args) const noexcept {
+    return get()(args...);
+  }
+
+ private:
+  std::atomic<Function> function_;
 };
 
-// Whether `leader` has the member at `offset` (offsetof(DispatchV1, member)).
-inline bool leads(const DispatchV1& leader, std::size_t offset) noexcept { return leader.size > offset; }
+// The functions one copy reaches in another: cudnnSetStream's and every entry's (which take the
+// caller first), the run-time switch and the statistics. Each copy lays it out as it likes: only
+// the names (each_function) pass between copies, so an entry can go anywhere in the table.
+struct Dispatch {
+  Reached<cudnnStatus_t (*)(const void* caller, cudnnHandle_t, cudaStream_t)> set_stream;
+#define CUDNN_FASTPATH_DISPATCH_MEMBER(exported, library, function, how, arguments) \
+  Reached<CUDNN_FASTPATH_RESULT(library) (*)(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments))> function;
+  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DISPATCH_MEMBER)
+#undef CUDNN_FASTPATH_DISPATCH_MEMBER
+  Reached<unsigned (*)()> features;
+  Reached<unsigned (*)(unsigned)> set_features;
+  Reached<int (*)(cudnn_fastpath_stats_t*, std::size_t)> stats;
+};
 
-// This copy's own table (exports.cpp).
-const DispatchV1& own_dispatch() noexcept;
+// visit(name, member) for each member of `dispatch`, by the name both copies know it by: the
+// interposed function's, or the exported switch's and statistics'.
+template <typename D, typename Visit>
+void each_function(D& dispatch, Visit visit) noexcept {
+  visit("cudnnSetStream", dispatch.set_stream);
+#define CUDNN_FASTPATH_VISIT(exported, library, function, ...) visit(#exported, dispatch.function);
+  CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_VISIT)
+#undef CUDNN_FASTPATH_VISIT
+  visit("cudnn_fastpath_features", dispatch.features);
+  visit("cudnn_fastpath_set_features", dispatch.set_features);
+  visit("cudnn_fastpath_stats", dispatch.stats);
+}
 
-// The leader's table if another copy leads, else nullptr. Calls the loader (dl_iterate_phdr,
+// This copy's function named `name` (each_function), or nullptr: what its exported
+// cudnn_fastpath_dispatch_v2() answers another copy (exports.cpp).
+void* own_function(const char* name) noexcept;
+
+// The leader's functions if another copy leads, else nullptr. Calls the loader (dl_iterate_phdr,
 // dlopen with RTLD_NOLOAD, dlsym) without holding any lock of the shim.
-const DispatchV1* elect_leader() noexcept;
+const Dispatch* elect_leader() noexcept;
 
 }  // namespace cudnn_fastpath::shim

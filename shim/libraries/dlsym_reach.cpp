@@ -53,12 +53,15 @@ Library library_of(EntryPoint entry) { return kEntryPointLibraries[static_cast<i
 // (callers.h): a call that can receive a variant pack leaves it without proxies from then on; a
 // legacy descriptor or op name, without legacy replay.
 std::uint32_t declined_kind(EntryPoint entry) {
-  const int e = static_cast<int>(entry);
-  const char* name = kEntryPointNames[e];
-  if (std::strncmp(name, "cudnnBackend", 12) == 0 && entry != EntryPoint::cudnnBackendCreateDescriptor)
-    return kDeclinedPacks;
-  if (e > static_cast<int>(EntryPoint::cudnnBackendUpdateCudaGraph) && library_of(entry) == Library::kCudnn)
-    return kDeclinedLegacy;
+  if (entry == EntryPoint::cudnnBackendCreateDescriptor) return 0;  // takes no pack
+  switch (entry) {
+#define CUDNN_FASTPATH_CASE(exported, ...) case EntryPoint::exported:
+    CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(CUDNN_FASTPATH_CASE) return kDeclinedPacks;
+    CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(CUDNN_FASTPATH_CASE)
+    CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(CUDNN_FASTPATH_CASE) return kDeclinedLegacy;
+#undef CUDNN_FASTPATH_CASE
+    default: break;
+  }
   if (library_of(entry) == Library::kCublasLt || library_of(entry) == Library::kCublas) return kDeclinedBlas;
   return 0;
 }

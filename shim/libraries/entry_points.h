@@ -1,190 +1,695 @@
 // The one table of the functions the shim interposes: X-macros only, no includes, so that the
 // version script that exports them (exports.map.in) is made from this file by the preprocessor.
 //
-// Every entry is X(exported, library, result, function, parameters, arguments, ...): its exported
-// name, the library that defines it (real_symbols.h, whose table of real symbols has entries of
-// the same first two fields), its result type, the shim's function (which takes the caller's
-// return address first: exports.cpp), its parameters and arguments as the library's header
-// declares them, and what the part that handles it needs to know (the rest of the entry, read by
-// that part alone; 0 when it needs nothing). A user of the table that needs only some fields takes
-// the rest as `...`.
-// cudnnSetStream is not here: its fast path is written out in exports.cpp.
-//
-// The order is that of DispatchV1's members (dispatch.h): the entries of
-// CUDNN_FASTPATH_ENTRY_POINTS_V1 come before the run-time switch's members and every later list
-// after them, so that the interface between copies of the shim only ever grows at its end. New
-// entries go at the end of the last list, or into a new list after it.
+// Every entry is X(exported, library, function, how, arguments):
+//   exported   the name the shim exports: the library's own
+//   library    the library that defines it (real_symbols.h: its table of real symbols starts its
+//              entries with the same two fields); the library's status type is the result
+//   function   the shim's function, which takes the caller's return address first (exports.cpp)
+//   how        what the part that handles it needs to know, read by that part alone: a replayed
+//              call's family, a recorded call's (action, kind, recorder); 0 when it needs nothing
+//   arguments  its parameters as the library's header declares them, one (type, name) each, and
+//              (type, name, role) where a replayed call's key (roles.h) cannot take the role from
+//              the type: a pointer to const (a scaling factor S or device data D), an output or
+//              nullable descriptor (Tout, Tnull, Actnull), a GEMM's type of C (Ctype)
+// A user of the table that needs only some fields takes the rest as `...`. cudnnSetStream is not
+// here: its fast path is written out in exports.cpp. An entry may go anywhere: another copy of the
+// shim reaches each function by its name (dispatch.h). Only the handles' and backend calls' names
+// stay among the first 64 (callers.h keeps them in one word, and checks it).
 #ifndef CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 #define CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 
-// A parenthesised list without its parentheses: EXPAND parameters.
-#define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
+// An entry's result: its library's status type.
+#define CUDNN_FASTPATH_RESULT(library) CUDNN_FASTPATH_RESULT_##library
+#define CUDNN_FASTPATH_RESULT_kCudnn cudnnStatus_t
+#define CUDNN_FASTPATH_RESULT_kCudart cudaError_t
+#define CUDNN_FASTPATH_RESULT_kCuda CUresult
+#define CUDNN_FASTPATH_RESULT_kCublasLt cublasStatus_t
+#define CUDNN_FASTPATH_RESULT_kCublas cublasStatus_t
 
-// Handles, stream destroys and the backend descriptor API (set_stream.cpp, stream_destroy.cpp,
-// variant_packs.cpp).
-#define CUDNN_FASTPATH_ENTRY_POINTS_V1(X)                                                               \
-  X(cudnnCreate, kCudnn, cudnnStatus_t, create, (cudnnHandle_t * handle), (handle), 0) \
-  X(cudnnDestroy, kCudnn, cudnnStatus_t, destroy, (cudnnHandle_t handle), (handle), 0) \
-  X(cudaStreamDestroy, kCudart, cudaError_t, cuda_stream_destroy, (cudaStream_t stream), (stream), 0) \
-  X(cuStreamDestroy_v2, kCuda, CUresult, cu_stream_destroy_v2, (CUstream stream), (stream), 0) \
-  X(cuStreamDestroy, kCuda, CUresult, cu_stream_destroy, (CUstream stream), (stream), 0) \
-  X(cudnnBackendCreateDescriptor, kCudnn, cudnnStatus_t, backend_create_descriptor,                     \
-    (cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t * descriptor), (type, descriptor), 0) \
-  X(cudnnBackendDestroyDescriptor, kCudnn, cudnnStatus_t, backend_destroy_descriptor,                   \
-    (cudnnBackendDescriptor_t descriptor), (descriptor), 0) \
-  X(cudnnBackendInitialize, kCudnn, cudnnStatus_t, backend_initialize, (cudnnBackendDescriptor_t descriptor), \
-    (descriptor), 0) \
-  X(cudnnBackendFinalize, kCudnn, cudnnStatus_t, backend_finalize, (cudnnBackendDescriptor_t descriptor), \
-    (descriptor), 0) \
-  X(cudnnBackendSetAttribute, kCudnn, cudnnStatus_t, backend_set_attribute,                             \
-    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
-     cudnnBackendAttributeType_t type, int64_t count, const void* elements),                            \
-    (descriptor, name, type, count, elements), 0) \
-  X(cudnnBackendGetAttribute, kCudnn, cudnnStatus_t, backend_get_attribute,                             \
-    (cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,                             \
-     cudnnBackendAttributeType_t type, int64_t requested, int64_t * count, void* elements),             \
-    (descriptor, name, type, requested, count, elements), 0) \
-  X(cudnnBackendExecute, kCudnn, cudnnStatus_t, backend_execute,                                        \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack),               \
-    (handle, plan, pack), 0) \
-  X(cudnnBackendPopulateCudaGraph, kCudnn, cudnnStatus_t, backend_populate_cuda_graph,                  \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
-     cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph), 0) \
-  X(cudnnBackendUpdateCudaGraph, kCudnn, cudnnStatus_t, backend_update_cuda_graph,                      \
-    (cudnnHandle_t handle, cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,                \
-     cudaGraph_t graph),                                                                                \
-    (handle, plan, pack, graph), 0)
+// An entry's arguments, a sequence (a)(b)(c), as parameters ("type name, ..."), as arguments
+// ("name, ..."), and as roles (roles.h's role_of: the one given, else the type's). Each walks the
+// sequence with two macros that name each other, and ends where its last one is pasted to _END.
+// An item puts a comma before itself, one rescan late (CUDNN_FASTPATH_COMMA_LATER) so that
+// CUDNN_FASTPATH_CAT_ still gets two arguments, and CUDNN_FASTPATH_TAIL drops the first.
+#define CUDNN_FASTPATH_PARAMETERS(arguments) CUDNN_FASTPATH_EACH(CUDNN_FASTPATH_PARAMETER, arguments)
+#define CUDNN_FASTPATH_ARGUMENTS(arguments) CUDNN_FASTPATH_EACH(CUDNN_FASTPATH_ARGUMENT, arguments)
+#define CUDNN_FASTPATH_ROLES(arguments) CUDNN_FASTPATH_EACH(CUDNN_FASTPATH_ROLE, arguments)
+
+#define CUDNN_FASTPATH_PARAMETER(type, ...) CUDNN_FASTPATH_COMMA_LATER type CUDNN_FASTPATH_FIRST(__VA_ARGS__, ~)
+#define CUDNN_FASTPATH_PARAMETER_A(...) CUDNN_FASTPATH_PARAMETER(__VA_ARGS__) CUDNN_FASTPATH_PARAMETER_B
+#define CUDNN_FASTPATH_PARAMETER_B(...) CUDNN_FASTPATH_PARAMETER(__VA_ARGS__) CUDNN_FASTPATH_PARAMETER_A
+#define CUDNN_FASTPATH_PARAMETER_A_END
+#define CUDNN_FASTPATH_PARAMETER_B_END
+#define CUDNN_FASTPATH_ARGUMENT(type, ...) CUDNN_FASTPATH_COMMA_LATER CUDNN_FASTPATH_FIRST(__VA_ARGS__, ~)
+#define CUDNN_FASTPATH_ARGUMENT_A(...) CUDNN_FASTPATH_ARGUMENT(__VA_ARGS__) CUDNN_FASTPATH_ARGUMENT_B
+#define CUDNN_FASTPATH_ARGUMENT_B(...) CUDNN_FASTPATH_ARGUMENT(__VA_ARGS__) CUDNN_FASTPATH_ARGUMENT_A
+#define CUDNN_FASTPATH_ARGUMENT_A_END
+#define CUDNN_FASTPATH_ARGUMENT_B_END
+#define CUDNN_FASTPATH_ROLE(type, ...) \
+  CUDNN_FASTPATH_COMMA_LATER role_of<type>(CUDNN_FASTPATH_SECOND(__VA_ARGS__, from_type, ~))
+#define CUDNN_FASTPATH_ROLE_A(...) CUDNN_FASTPATH_ROLE(__VA_ARGS__) CUDNN_FASTPATH_ROLE_B
+#define CUDNN_FASTPATH_ROLE_B(...) CUDNN_FASTPATH_ROLE(__VA_ARGS__) CUDNN_FASTPATH_ROLE_A
+#define CUDNN_FASTPATH_ROLE_A_END
+#define CUDNN_FASTPATH_ROLE_B_END
+
+#define CUDNN_FASTPATH_EACH(view, arguments) CUDNN_FASTPATH_TAIL(CUDNN_FASTPATH_CAT(view##_A arguments, _END))
+#define CUDNN_FASTPATH_CAT(a, b) CUDNN_FASTPATH_CAT_(a, b)
+#define CUDNN_FASTPATH_CAT_(a, b) a##b
+#define CUDNN_FASTPATH_TAIL(...) CUDNN_FASTPATH_TAIL_(__VA_ARGS__)
+#define CUDNN_FASTPATH_TAIL_(first, ...) __VA_ARGS__
+#define CUDNN_FASTPATH_FIRST(first, ...) first
+#define CUDNN_FASTPATH_SECOND(first, second, ...) second
+#define CUDNN_FASTPATH_COMMA() ,
+#define CUDNN_FASTPATH_NOTHING()
+#define CUDNN_FASTPATH_COMMA_LATER CUDNN_FASTPATH_COMMA CUDNN_FASTPATH_NOTHING() ()
+// A parenthesised list without its parentheses, and a list left out.
+#define CUDNN_FASTPATH_EXPAND(...) __VA_ARGS__
+#define CUDNN_FASTPATH_DROP(...)
+
+// Handles (handles.cpp).
+#define CUDNN_FASTPATH_HANDLE_ENTRY_POINTS(X) \
+  X(cudnnCreate, kCudnn, create, 0, (cudnnHandle_t*, handle)) \
+  X(cudnnDestroy, kCudnn, destroy, 0, (cudnnHandle_t, handle))
+
+// Stream destroys (stream_destroy.cpp).
+#define CUDNN_FASTPATH_STREAM_ENTRY_POINTS(X) \
+  X(cudaStreamDestroy, kCudart, cuda_stream_destroy, 0, (cudaStream_t, stream)) \
+  X(cuStreamDestroy_v2, kCuda, cu_stream_destroy_v2, 0, (CUstream, stream)) \
+  X(cuStreamDestroy, kCuda, cu_stream_destroy, 0, (CUstream, stream))
+
+// The backend descriptor API (variant_packs.cpp).
+#define CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(X) \
+  X(cudnnBackendCreateDescriptor, kCudnn, backend_create_descriptor, 0, \
+    (cudnnBackendDescriptorType_t, type) \
+    (cudnnBackendDescriptor_t*, descriptor)) \
+  X(cudnnBackendDestroyDescriptor, kCudnn, backend_destroy_descriptor, 0, (cudnnBackendDescriptor_t, descriptor)) \
+  X(cudnnBackendInitialize, kCudnn, backend_initialize, 0, (cudnnBackendDescriptor_t, descriptor)) \
+  X(cudnnBackendFinalize, kCudnn, backend_finalize, 0, (cudnnBackendDescriptor_t, descriptor)) \
+  X(cudnnBackendSetAttribute, kCudnn, backend_set_attribute, 0, \
+    (cudnnBackendDescriptor_t, descriptor) \
+    (cudnnBackendAttributeName_t, name) \
+    (cudnnBackendAttributeType_t, type) \
+    (int64_t, count) \
+    (const void*, elements)) \
+  X(cudnnBackendGetAttribute, kCudnn, backend_get_attribute, 0, \
+    (cudnnBackendDescriptor_t, descriptor) \
+    (cudnnBackendAttributeName_t, name) \
+    (cudnnBackendAttributeType_t, type) \
+    (int64_t, requested) \
+    (int64_t*, count) \
+    (void*, elements)) \
+  X(cudnnBackendExecute, kCudnn, backend_execute, 0, \
+    (cudnnHandle_t, handle) \
+    (cudnnBackendDescriptor_t, plan) \
+    (cudnnBackendDescriptor_t, pack)) \
+  X(cudnnBackendPopulateCudaGraph, kCudnn, backend_populate_cuda_graph, 0, \
+    (cudnnHandle_t, handle) \
+    (cudnnBackendDescriptor_t, plan) \
+    (cudnnBackendDescriptor_t, pack) \
+    (cudaGraph_t, graph)) \
+  X(cudnnBackendUpdateCudaGraph, kCudnn, backend_update_cuda_graph, 0, \
+    (cudnnHandle_t, handle) \
+    (cudnnBackendDescriptor_t, plan) \
+    (cudnnBackendDescriptor_t, pack) \
+    (cudaGraph_t, graph))
 
 // The legacy descriptors the shim records (legacy_descriptors.cpp): action, kind, recorder.
-#define CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X)                                                            \
-  X(cudnnCreateTensorDescriptor, kCudnn, cudnnStatus_t, create_tensor_descriptor, (cudnnTensorDescriptor_t* tensorDesc), (tensorDesc), kCreate, kTensor, no_record) \
-  X(cudnnSetTensor4dDescriptor, kCudnn, cudnnStatus_t, set_tensor_4d_descriptor, (cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int n, int c, int h, int w), (tensorDesc, format, dataType, n, c, h, w), kSet, kTensor, record_tensor_4d) \
-  X(cudnnSetTensor4dDescriptorEx, kCudnn, cudnnStatus_t, set_tensor_4d_descriptor_ex, (cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c, int h, int w, int nStride, int cStride, int hStride, int wStride), (tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride), kSet, kTensor, record_tensor_4d_ex) \
-  X(cudnnSetTensorNdDescriptor, kCudnn, cudnnStatus_t, set_tensor_nd_descriptor, (cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int* dimA, const int* strideA), (tensorDesc, dataType, nbDims, dimA, strideA), kSet, kTensor, record_tensor_nd) \
-  X(cudnnSetTensorNdDescriptorEx, kCudnn, cudnnStatus_t, set_tensor_nd_descriptor_ex, (cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int nbDims, const int* dimA), (tensorDesc, format, dataType, nbDims, dimA), kSet, kTensor, record_tensor_nd_ex) \
-  X(cudnnDeriveBNTensorDescriptor, kCudnn, cudnnStatus_t, derive_bn_tensor_descriptor, (cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc, cudnnBatchNormMode_t mode), (derivedBnDesc, xDesc, mode), kSet, kTensor, record_derived_bn) \
-  X(cudnnDestroyTensorDescriptor, kCudnn, cudnnStatus_t, destroy_tensor_descriptor, (cudnnTensorDescriptor_t tensorDesc), (tensorDesc), kDestroy, kTensor, no_record) \
-  X(cudnnCreateFilterDescriptor, kCudnn, cudnnStatus_t, create_filter_descriptor, (cudnnFilterDescriptor_t* filterDesc), (filterDesc), kCreate, kFilter, no_record) \
-  X(cudnnSetFilter4dDescriptor, kCudnn, cudnnStatus_t, set_filter_4d_descriptor, (cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int k, int c, int h, int w), (filterDesc, dataType, format, k, c, h, w), kSet, kFilter, record_filter_4d) \
-  X(cudnnSetFilterNdDescriptor, kCudnn, cudnnStatus_t, set_filter_nd_descriptor, (cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int nbDims, const int* filterDimA), (filterDesc, dataType, format, nbDims, filterDimA), kSet, kFilter, record_filter_nd) \
-  X(cudnnDestroyFilterDescriptor, kCudnn, cudnnStatus_t, destroy_filter_descriptor, (cudnnFilterDescriptor_t filterDesc), (filterDesc), kDestroy, kFilter, no_record) \
-  X(cudnnCreateConvolutionDescriptor, kCudnn, cudnnStatus_t, create_convolution_descriptor, (cudnnConvolutionDescriptor_t* convDesc), (convDesc), kCreate, kConvolution, convolution_defaults) \
-  X(cudnnSetConvolution2dDescriptor, kCudnn, cudnnStatus_t, set_convolution_2d_descriptor, (cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w, int u, int v, int dilation_h, int dilation_w, cudnnConvolutionMode_t mode, cudnnDataType_t computeType), (convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType), kSet, kConvolution, record_convolution_2d) \
-  X(cudnnSetConvolutionNdDescriptor, kCudnn, cudnnStatus_t, set_convolution_nd_descriptor, (cudnnConvolutionDescriptor_t convDesc, int arrayLength, const int* padA, const int* filterStrideA, const int* dilationA, cudnnConvolutionMode_t mode, cudnnDataType_t computeType), (convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType), kSet, kConvolution, record_convolution_nd) \
-  X(cudnnSetConvolutionMathType, kCudnn, cudnnStatus_t, set_convolution_math_type, (cudnnConvolutionDescriptor_t convDesc, cudnnMathType_t mathType), (convDesc, mathType), kSet, kConvolution, record_math_type) \
-  X(cudnnSetConvolutionGroupCount, kCudnn, cudnnStatus_t, set_convolution_group_count, (cudnnConvolutionDescriptor_t convDesc, int groupCount), (convDesc, groupCount), kSet, kConvolution, record_group_count) \
-  X(cudnnSetConvolutionReorderType, kCudnn, cudnnStatus_t, set_convolution_reorder_type, (cudnnConvolutionDescriptor_t convDesc, cudnnReorderType_t reorderType), (convDesc, reorderType), kSet, kConvolution, record_reorder_type) \
-  X(cudnnDestroyConvolutionDescriptor, kCudnn, cudnnStatus_t, destroy_convolution_descriptor, (cudnnConvolutionDescriptor_t convDesc), (convDesc), kDestroy, kConvolution, no_record) \
-  X(cudnnCreateActivationDescriptor, kCudnn, cudnnStatus_t, create_activation_descriptor, (cudnnActivationDescriptor_t* activationDesc), (activationDesc), kCreate, kActivation, activation_defaults) \
-  X(cudnnSetActivationDescriptor, kCudnn, cudnnStatus_t, set_activation_descriptor, (cudnnActivationDescriptor_t activationDesc, cudnnActivationMode_t mode, cudnnNanPropagation_t reluNanOpt, double coef), (activationDesc, mode, reluNanOpt, coef), kSet, kActivation, record_activation) \
-  X(cudnnSetActivationDescriptorSwishBeta, kCudnn, cudnnStatus_t, set_activation_descriptor_swish_beta, (cudnnActivationDescriptor_t activationDesc, double swish_beta), (activationDesc, swish_beta), kSet, kActivation, record_swish_beta) \
-  X(cudnnDestroyActivationDescriptor, kCudnn, cudnnStatus_t, destroy_activation_descriptor, (cudnnActivationDescriptor_t activationDesc), (activationDesc), kDestroy, kActivation, no_record) \
-  X(cudnnCreatePoolingDescriptor, kCudnn, cudnnStatus_t, create_pooling_descriptor, (cudnnPoolingDescriptor_t* poolingDesc), (poolingDesc), kCreate, kPooling, no_record) \
-  X(cudnnSetPooling2dDescriptor, kCudnn, cudnnStatus_t, set_pooling_2d_descriptor, (cudnnPoolingDescriptor_t poolingDesc, cudnnPoolingMode_t mode, cudnnNanPropagation_t maxpoolingNanOpt, int windowHeight, int windowWidth, int verticalPadding, int horizontalPadding, int verticalStride, int horizontalStride), (poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride), kSet, kPooling, record_pooling_2d) \
-  X(cudnnSetPoolingNdDescriptor, kCudnn, cudnnStatus_t, set_pooling_nd_descriptor, (cudnnPoolingDescriptor_t poolingDesc, const cudnnPoolingMode_t mode, const cudnnNanPropagation_t maxpoolingNanOpt, int nbDims, const int* windowDimA, const int* paddingA, const int* strideA), (poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA), kSet, kPooling, record_pooling_nd) \
-  X(cudnnDestroyPoolingDescriptor, kCudnn, cudnnStatus_t, destroy_pooling_descriptor, (cudnnPoolingDescriptor_t poolingDesc), (poolingDesc), kDestroy, kPooling, no_record) \
-  X(cudnnCreateOpTensorDescriptor, kCudnn, cudnnStatus_t, create_op_tensor_descriptor, (cudnnOpTensorDescriptor_t* opTensorDesc), (opTensorDesc), kCreate, kOpTensor, no_record) \
-  X(cudnnSetOpTensorDescriptor, kCudnn, cudnnStatus_t, set_op_tensor_descriptor, (cudnnOpTensorDescriptor_t opTensorDesc, cudnnOpTensorOp_t opTensorOp, cudnnDataType_t opTensorCompType, cudnnNanPropagation_t opTensorNanOpt), (opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt), kSet, kOpTensor, record_op_tensor) \
-  X(cudnnDestroyOpTensorDescriptor, kCudnn, cudnnStatus_t, destroy_op_tensor_descriptor, (cudnnOpTensorDescriptor_t opTensorDesc), (opTensorDesc), kDestroy, kOpTensor, no_record) \
-  X(cudnnCreateLRNDescriptor, kCudnn, cudnnStatus_t, create_lrn_descriptor, (cudnnLRNDescriptor_t* normDesc), (normDesc), kCreate, kLrn, lrn_defaults) \
-  X(cudnnSetLRNDescriptor, kCudnn, cudnnStatus_t, set_lrn_descriptor, (cudnnLRNDescriptor_t normDesc, unsigned lrnN, double lrnAlpha, double lrnBeta, double lrnK), (normDesc, lrnN, lrnAlpha, lrnBeta, lrnK), kSet, kLrn, record_lrn) \
-  X(cudnnDestroyLRNDescriptor, kCudnn, cudnnStatus_t, destroy_lrn_descriptor, (cudnnLRNDescriptor_t lrnDesc), (lrnDesc), kDestroy, kLrn, no_record) \
-  X(cudnnCreateTensorTransformDescriptor, kCudnn, cudnnStatus_t, create_tensor_transform_descriptor, (cudnnTensorTransformDescriptor_t* transformDesc), (transformDesc), kCreate, kTensorTransform, no_record) \
-  X(cudnnSetTensorTransformDescriptor, kCudnn, cudnnStatus_t, set_tensor_transform_descriptor, (cudnnTensorTransformDescriptor_t transformDesc, const uint32_t nbDims, const cudnnTensorFormat_t destFormat, const int32_t* padBeforeA, const int32_t* padAfterA, const uint32_t* foldA, const cudnnFoldingDirection_t direction), (transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction), kSet, kTensorTransform, record_tensor_transform) \
-  X(cudnnDestroyTensorTransformDescriptor, kCudnn, cudnnStatus_t, destroy_tensor_transform_descriptor, (cudnnTensorTransformDescriptor_t transformDesc), (transformDesc), kDestroy, kTensorTransform, no_record)
+#define CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) \
+  X(cudnnCreateTensorDescriptor, kCudnn, create_tensor_descriptor, (kCreate, kTensor, no_record), \
+    (cudnnTensorDescriptor_t*, tensorDesc)) \
+  X(cudnnSetTensor4dDescriptor, kCudnn, set_tensor_4d_descriptor, (kSet, kTensor, record_tensor_4d), \
+    (cudnnTensorDescriptor_t, tensorDesc) \
+    (cudnnTensorFormat_t, format) \
+    (cudnnDataType_t, dataType) \
+    (int, n) \
+    (int, c) \
+    (int, h) \
+    (int, w)) \
+  X(cudnnSetTensor4dDescriptorEx, kCudnn, set_tensor_4d_descriptor_ex, (kSet, kTensor, record_tensor_4d_ex), \
+    (cudnnTensorDescriptor_t, tensorDesc) \
+    (cudnnDataType_t, dataType) \
+    (int, n) \
+    (int, c) \
+    (int, h) \
+    (int, w) \
+    (int, nStride) \
+    (int, cStride) \
+    (int, hStride) \
+    (int, wStride)) \
+  X(cudnnSetTensorNdDescriptor, kCudnn, set_tensor_nd_descriptor, (kSet, kTensor, record_tensor_nd), \
+    (cudnnTensorDescriptor_t, tensorDesc) \
+    (cudnnDataType_t, dataType) \
+    (int, nbDims) \
+    (const int*, dimA) \
+    (const int*, strideA)) \
+  X(cudnnSetTensorNdDescriptorEx, kCudnn, set_tensor_nd_descriptor_ex, (kSet, kTensor, record_tensor_nd_ex), \
+    (cudnnTensorDescriptor_t, tensorDesc) \
+    (cudnnTensorFormat_t, format) \
+    (cudnnDataType_t, dataType) \
+    (int, nbDims) \
+    (const int*, dimA)) \
+  X(cudnnDeriveBNTensorDescriptor, kCudnn, derive_bn_tensor_descriptor, (kSet, kTensor, record_derived_bn), \
+    (cudnnTensorDescriptor_t, derivedBnDesc) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (cudnnBatchNormMode_t, mode)) \
+  X(cudnnDestroyTensorDescriptor, kCudnn, destroy_tensor_descriptor, (kDestroy, kTensor, no_record), \
+    (cudnnTensorDescriptor_t, tensorDesc)) \
+  X(cudnnCreateFilterDescriptor, kCudnn, create_filter_descriptor, (kCreate, kFilter, no_record), \
+    (cudnnFilterDescriptor_t*, filterDesc)) \
+  X(cudnnSetFilter4dDescriptor, kCudnn, set_filter_4d_descriptor, (kSet, kFilter, record_filter_4d), \
+    (cudnnFilterDescriptor_t, filterDesc) \
+    (cudnnDataType_t, dataType) \
+    (cudnnTensorFormat_t, format) \
+    (int, k) \
+    (int, c) \
+    (int, h) \
+    (int, w)) \
+  X(cudnnSetFilterNdDescriptor, kCudnn, set_filter_nd_descriptor, (kSet, kFilter, record_filter_nd), \
+    (cudnnFilterDescriptor_t, filterDesc) \
+    (cudnnDataType_t, dataType) \
+    (cudnnTensorFormat_t, format) \
+    (int, nbDims) \
+    (const int*, filterDimA)) \
+  X(cudnnDestroyFilterDescriptor, kCudnn, destroy_filter_descriptor, (kDestroy, kFilter, no_record), \
+    (cudnnFilterDescriptor_t, filterDesc)) \
+  X(cudnnCreateConvolutionDescriptor, kCudnn, \
+    create_convolution_descriptor, (kCreate, kConvolution, convolution_defaults), \
+    (cudnnConvolutionDescriptor_t*, convDesc)) \
+  X(cudnnSetConvolution2dDescriptor, kCudnn, \
+    set_convolution_2d_descriptor, (kSet, kConvolution, record_convolution_2d), \
+    (cudnnConvolutionDescriptor_t, convDesc) \
+    (int, pad_h) \
+    (int, pad_w) \
+    (int, u) \
+    (int, v) \
+    (int, dilation_h) \
+    (int, dilation_w) \
+    (cudnnConvolutionMode_t, mode) \
+    (cudnnDataType_t, computeType)) \
+  X(cudnnSetConvolutionNdDescriptor, kCudnn, \
+    set_convolution_nd_descriptor, (kSet, kConvolution, record_convolution_nd), \
+    (cudnnConvolutionDescriptor_t, convDesc) \
+    (int, arrayLength) \
+    (const int*, padA) \
+    (const int*, filterStrideA) \
+    (const int*, dilationA) \
+    (cudnnConvolutionMode_t, mode) \
+    (cudnnDataType_t, computeType)) \
+  X(cudnnSetConvolutionMathType, kCudnn, set_convolution_math_type, (kSet, kConvolution, record_math_type), \
+    (cudnnConvolutionDescriptor_t, convDesc) \
+    (cudnnMathType_t, mathType)) \
+  X(cudnnSetConvolutionGroupCount, kCudnn, set_convolution_group_count, (kSet, kConvolution, record_group_count), \
+    (cudnnConvolutionDescriptor_t, convDesc) \
+    (int, groupCount)) \
+  X(cudnnSetConvolutionReorderType, kCudnn, set_convolution_reorder_type, (kSet, kConvolution, record_reorder_type), \
+    (cudnnConvolutionDescriptor_t, convDesc) \
+    (cudnnReorderType_t, reorderType)) \
+  X(cudnnDestroyConvolutionDescriptor, kCudnn, destroy_convolution_descriptor, (kDestroy, kConvolution, no_record), \
+    (cudnnConvolutionDescriptor_t, convDesc)) \
+  X(cudnnCreateActivationDescriptor, kCudnn, \
+    create_activation_descriptor, (kCreate, kActivation, activation_defaults), \
+    (cudnnActivationDescriptor_t*, activationDesc)) \
+  X(cudnnSetActivationDescriptor, kCudnn, set_activation_descriptor, (kSet, kActivation, record_activation), \
+    (cudnnActivationDescriptor_t, activationDesc) \
+    (cudnnActivationMode_t, mode) \
+    (cudnnNanPropagation_t, reluNanOpt) \
+    (double, coef)) \
+  X(cudnnSetActivationDescriptorSwishBeta, kCudnn, \
+    set_activation_descriptor_swish_beta, (kSet, kActivation, record_swish_beta), \
+    (cudnnActivationDescriptor_t, activationDesc) \
+    (double, swish_beta)) \
+  X(cudnnDestroyActivationDescriptor, kCudnn, destroy_activation_descriptor, (kDestroy, kActivation, no_record), \
+    (cudnnActivationDescriptor_t, activationDesc)) \
+  X(cudnnCreatePoolingDescriptor, kCudnn, create_pooling_descriptor, (kCreate, kPooling, no_record), \
+    (cudnnPoolingDescriptor_t*, poolingDesc)) \
+  X(cudnnSetPooling2dDescriptor, kCudnn, set_pooling_2d_descriptor, (kSet, kPooling, record_pooling_2d), \
+    (cudnnPoolingDescriptor_t, poolingDesc) \
+    (cudnnPoolingMode_t, mode) \
+    (cudnnNanPropagation_t, maxpoolingNanOpt) \
+    (int, windowHeight) \
+    (int, windowWidth) \
+    (int, verticalPadding) \
+    (int, horizontalPadding) \
+    (int, verticalStride) \
+    (int, horizontalStride)) \
+  X(cudnnSetPoolingNdDescriptor, kCudnn, set_pooling_nd_descriptor, (kSet, kPooling, record_pooling_nd), \
+    (cudnnPoolingDescriptor_t, poolingDesc) \
+    (const cudnnPoolingMode_t, mode) \
+    (const cudnnNanPropagation_t, maxpoolingNanOpt) \
+    (int, nbDims) \
+    (const int*, windowDimA) \
+    (const int*, paddingA) \
+    (const int*, strideA)) \
+  X(cudnnDestroyPoolingDescriptor, kCudnn, destroy_pooling_descriptor, (kDestroy, kPooling, no_record), \
+    (cudnnPoolingDescriptor_t, poolingDesc)) \
+  X(cudnnCreateOpTensorDescriptor, kCudnn, create_op_tensor_descriptor, (kCreate, kOpTensor, no_record), \
+    (cudnnOpTensorDescriptor_t*, opTensorDesc)) \
+  X(cudnnSetOpTensorDescriptor, kCudnn, set_op_tensor_descriptor, (kSet, kOpTensor, record_op_tensor), \
+    (cudnnOpTensorDescriptor_t, opTensorDesc) \
+    (cudnnOpTensorOp_t, opTensorOp) \
+    (cudnnDataType_t, opTensorCompType) \
+    (cudnnNanPropagation_t, opTensorNanOpt)) \
+  X(cudnnDestroyOpTensorDescriptor, kCudnn, destroy_op_tensor_descriptor, (kDestroy, kOpTensor, no_record), \
+    (cudnnOpTensorDescriptor_t, opTensorDesc)) \
+  X(cudnnCreateLRNDescriptor, kCudnn, create_lrn_descriptor, (kCreate, kLrn, lrn_defaults), \
+    (cudnnLRNDescriptor_t*, normDesc)) \
+  X(cudnnSetLRNDescriptor, kCudnn, set_lrn_descriptor, (kSet, kLrn, record_lrn), \
+    (cudnnLRNDescriptor_t, normDesc) \
+    (unsigned, lrnN) \
+    (double, lrnAlpha) \
+    (double, lrnBeta) \
+    (double, lrnK)) \
+  X(cudnnDestroyLRNDescriptor, kCudnn, destroy_lrn_descriptor, (kDestroy, kLrn, no_record), \
+    (cudnnLRNDescriptor_t, lrnDesc)) \
+  X(cudnnCreateTensorTransformDescriptor, kCudnn, \
+    create_tensor_transform_descriptor, (kCreate, kTensorTransform, no_record), \
+    (cudnnTensorTransformDescriptor_t*, transformDesc)) \
+  X(cudnnSetTensorTransformDescriptor, kCudnn, \
+    set_tensor_transform_descriptor, (kSet, kTensorTransform, record_tensor_transform), \
+    (cudnnTensorTransformDescriptor_t, transformDesc) \
+    (const uint32_t, nbDims) \
+    (const cudnnTensorFormat_t, destFormat) \
+    (const int32_t*, padBeforeA) \
+    (const int32_t*, padAfterA) \
+    (const uint32_t*, foldA) \
+    (const cudnnFoldingDirection_t, direction)) \
+  X(cudnnDestroyTensorTransformDescriptor, kCudnn, \
+    destroy_tensor_transform_descriptor, (kDestroy, kTensorTransform, no_record), \
+    (cudnnTensorTransformDescriptor_t, transformDesc))
 
-// The replayable legacy ops (legacy_replay.cpp): family, and the role of each argument (roles.h).
-#define CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X)                                                            \
-  X(cudnnBatchNormalizationForwardInference, kCudnn, cudnnStatus_t, batch_norm_forward_inference, (cudnnHandle_t handle, cudnnBatchNormMode_t mode, const void* alpha, const void* beta, const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnTensorDescriptor_t yDesc, void* y, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void* bnScale, const void* bnBias, const void* estimatedMean, const void* estimatedVariance, double epsilon), (handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon), legacy_bn, (H, V, S, S, T, D, Tout, D, T, D, D, D, D, V)) \
-  X(cudnnBatchNormalizationForwardTrainingEx, kCudnn, cudnnStatus_t, batch_norm_forward_training_ex, (cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void* alpha, const void* beta, const cudnnTensorDescriptor_t xDesc, const void* xData, const cudnnTensorDescriptor_t zDesc, const void* zData, const cudnnTensorDescriptor_t yDesc, void* yData, const cudnnTensorDescriptor_t bnScaleBiasMeanVarDesc, const void* bnScale, const void* bnBias, double exponentialAverageFactor, void* resultRunningMean, void* resultRunningVariance, double epsilon, void* resultSaveMean, void* resultSaveInvVariance, cudnnActivationDescriptor_t activationDesc, void* workspace, size_t workSpaceSizeInBytes, void* reserveSpace, size_t reserveSpaceSizeInBytes), (handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes), legacy_bn, (H, V, V, S, S, T, D, Tnull, D, Tout, D, T, D, D, V, D, D, V, D, D, Actnull, D, V, D, V)) \
-  X(cudnnBatchNormalizationBackwardEx, kCudnn, cudnnStatus_t, batch_norm_backward_ex, (cudnnHandle_t handle, cudnnBatchNormMode_t mode, cudnnBatchNormOps_t bnOps, const void* alphaDataDiff, const void* betaDataDiff, const void* alphaParamDiff, const void* betaParamDiff, const cudnnTensorDescriptor_t xDesc, const void* xData, const cudnnTensorDescriptor_t yDesc, const void* yData, const cudnnTensorDescriptor_t dyDesc, const void* dyData, const cudnnTensorDescriptor_t dzDesc, void* dzData, const cudnnTensorDescriptor_t dxDesc, void* dxData, const cudnnTensorDescriptor_t dBnScaleBiasDesc, const void* bnScaleData, const void* bnBiasData, void* dBnScaleData, void* dBnBiasData, double epsilon, const void* savedMean, const void* savedInvVariance, cudnnActivationDescriptor_t activationDesc, void* workSpace, size_t workSpaceSizeInBytes, void* reserveSpace, size_t reserveSpaceSizeInBytes), (handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes), legacy_bn, (H, V, V, S, S, S, S, T, D, Tnull, D, T, D, Tnull, D, Tout, D, T, D, D, D, D, V, D, D, Actnull, D, V, D, V)) \
-  X(cudnnConvolutionForward, kCudnn, cudnnStatus_t, convolution_forward, (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y), legacy_conv, (H, S, T, D, F, D, Conv, V, D, V, S, Tout, D)) \
-  X(cudnnConvolutionBiasActivationForward, kCudnn, cudnnStatus_t, convolution_bias_activation_forward, (cudnnHandle_t handle, const void* alpha1, const cudnnTensorDescriptor_t xDesc, const void* x, const cudnnFilterDescriptor_t wDesc, const void* w, const cudnnConvolutionDescriptor_t convDesc, cudnnConvolutionFwdAlgo_t algo, void* workSpace, size_t workSpaceSizeInBytes, const void* alpha2, const cudnnTensorDescriptor_t zDesc, const void* z, const cudnnTensorDescriptor_t biasDesc, const void* bias, const cudnnActivationDescriptor_t activationDesc, const cudnnTensorDescriptor_t yDesc, void* y), (handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y), legacy_conv, (H, S, T, D, F, D, Conv, V, D, V, S, T, D, T, D, Act, Tout, D)) \
-  X(cudnnActivationForward, kCudnn, cudnnStatus_t, activation_forward, (cudnnHandle_t handle, cudnnActivationDescriptor_t activationDesc, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, activationDesc, alpha, xDesc, x, beta, yDesc, y), legacy_tensor, (H, Act, S, T, D, S, Tout, D)) \
-  X(cudnnPoolingForward, kCudnn, cudnnStatus_t, pooling_forward, (cudnnHandle_t handle, const cudnnPoolingDescriptor_t poolingDesc, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y), legacy_tensor, (H, Pool, S, T, D, S, Tout, D)) \
-  X(cudnnSoftmaxForward, kCudnn, cudnnStatus_t, softmax_forward, (cudnnHandle_t handle, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, algo, mode, alpha, xDesc, x, beta, yDesc, y), legacy_tensor, (H, V, V, S, T, D, S, Tout, D)) \
-  X(cudnnAddTensor, kCudnn, cudnnStatus_t, add_tensor, (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t aDesc, const void* A, const void* beta, const cudnnTensorDescriptor_t cDesc, void* C), (handle, alpha, aDesc, A, beta, cDesc, C), legacy_tensor, (H, S, T, D, S, Tout, D)) \
-  X(cudnnOpTensor, kCudnn, cudnnStatus_t, op_tensor, (cudnnHandle_t handle, const cudnnOpTensorDescriptor_t opTensorDesc, const void* alpha1, const cudnnTensorDescriptor_t aDesc, const void* A, const void* alpha2, const cudnnTensorDescriptor_t bDesc, const void* B, const void* beta, const cudnnTensorDescriptor_t cDesc, void* C), (handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C), legacy_tensor, (H, Op, S, T, D, S, Tnull, D, S, Tout, D)) \
-  X(cudnnScaleTensor, kCudnn, cudnnStatus_t, scale_tensor, (cudnnHandle_t handle, const cudnnTensorDescriptor_t yDesc, void* y, const void* alpha), (handle, yDesc, y, alpha), legacy_tensor, (H, Tout, D, S)) \
-  X(cudnnTransformTensor, kCudnn, cudnnStatus_t, transform_tensor, (cudnnHandle_t handle, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, alpha, xDesc, x, beta, yDesc, y), legacy_tensor, (H, S, T, D, S, Tout, D)) \
-  X(cudnnLRNCrossChannelForward, kCudnn, cudnnStatus_t, lrn_cross_channel_forward, (cudnnHandle_t handle, cudnnLRNDescriptor_t normDesc, cudnnLRNMode_t lrnMode, const void* alpha, const cudnnTensorDescriptor_t xDesc, const void* x, const void* beta, const cudnnTensorDescriptor_t yDesc, void* y), (handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y), legacy_tensor, (H, Lrn, V, S, T, D, S, Tout, D))
+// The replayable legacy ops (legacy_replay.cpp): the family.
+#define CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) \
+  X(cudnnBatchNormalizationForwardInference, kCudnn, batch_norm_forward_inference, legacy_bn, \
+    (cudnnHandle_t, handle) \
+    (cudnnBatchNormMode_t, mode) \
+    (const void*, alpha, S) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y) \
+    (const cudnnTensorDescriptor_t, bnScaleBiasMeanVarDesc) \
+    (const void*, bnScale, D) \
+    (const void*, bnBias, D) \
+    (const void*, estimatedMean, D) \
+    (const void*, estimatedVariance, D) \
+    (double, epsilon)) \
+  X(cudnnBatchNormalizationForwardTrainingEx, kCudnn, batch_norm_forward_training_ex, legacy_bn, \
+    (cudnnHandle_t, handle) \
+    (cudnnBatchNormMode_t, mode) \
+    (cudnnBatchNormOps_t, bnOps) \
+    (const void*, alpha, S) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, xData, D) \
+    (const cudnnTensorDescriptor_t, zDesc, Tnull) \
+    (const void*, zData, D) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, yData) \
+    (const cudnnTensorDescriptor_t, bnScaleBiasMeanVarDesc) \
+    (const void*, bnScale, D) \
+    (const void*, bnBias, D) \
+    (double, exponentialAverageFactor) \
+    (void*, resultRunningMean) \
+    (void*, resultRunningVariance) \
+    (double, epsilon) \
+    (void*, resultSaveMean) \
+    (void*, resultSaveInvVariance) \
+    (cudnnActivationDescriptor_t, activationDesc, Actnull) \
+    (void*, workspace) \
+    (size_t, workSpaceSizeInBytes) \
+    (void*, reserveSpace) \
+    (size_t, reserveSpaceSizeInBytes)) \
+  X(cudnnBatchNormalizationBackwardEx, kCudnn, batch_norm_backward_ex, legacy_bn, \
+    (cudnnHandle_t, handle) \
+    (cudnnBatchNormMode_t, mode) \
+    (cudnnBatchNormOps_t, bnOps) \
+    (const void*, alphaDataDiff, S) \
+    (const void*, betaDataDiff, S) \
+    (const void*, alphaParamDiff, S) \
+    (const void*, betaParamDiff, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, xData, D) \
+    (const cudnnTensorDescriptor_t, yDesc, Tnull) \
+    (const void*, yData, D) \
+    (const cudnnTensorDescriptor_t, dyDesc) \
+    (const void*, dyData, D) \
+    (const cudnnTensorDescriptor_t, dzDesc, Tnull) \
+    (void*, dzData) \
+    (const cudnnTensorDescriptor_t, dxDesc, Tout) \
+    (void*, dxData) \
+    (const cudnnTensorDescriptor_t, dBnScaleBiasDesc) \
+    (const void*, bnScaleData, D) \
+    (const void*, bnBiasData, D) \
+    (void*, dBnScaleData) \
+    (void*, dBnBiasData) \
+    (double, epsilon) \
+    (const void*, savedMean, D) \
+    (const void*, savedInvVariance, D) \
+    (cudnnActivationDescriptor_t, activationDesc, Actnull) \
+    (void*, workSpace) \
+    (size_t, workSpaceSizeInBytes) \
+    (void*, reserveSpace) \
+    (size_t, reserveSpaceSizeInBytes)) \
+  X(cudnnConvolutionForward, kCudnn, convolution_forward, legacy_conv, \
+    (cudnnHandle_t, handle) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const cudnnFilterDescriptor_t, wDesc) \
+    (const void*, w, D) \
+    (const cudnnConvolutionDescriptor_t, convDesc) \
+    (cudnnConvolutionFwdAlgo_t, algo) \
+    (void*, workSpace) \
+    (size_t, workSpaceSizeInBytes) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnConvolutionBiasActivationForward, kCudnn, convolution_bias_activation_forward, legacy_conv, \
+    (cudnnHandle_t, handle) \
+    (const void*, alpha1, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const cudnnFilterDescriptor_t, wDesc) \
+    (const void*, w, D) \
+    (const cudnnConvolutionDescriptor_t, convDesc) \
+    (cudnnConvolutionFwdAlgo_t, algo) \
+    (void*, workSpace) \
+    (size_t, workSpaceSizeInBytes) \
+    (const void*, alpha2, S) \
+    (const cudnnTensorDescriptor_t, zDesc) \
+    (const void*, z, D) \
+    (const cudnnTensorDescriptor_t, biasDesc) \
+    (const void*, bias, D) \
+    (const cudnnActivationDescriptor_t, activationDesc) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnActivationForward, kCudnn, activation_forward, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (cudnnActivationDescriptor_t, activationDesc) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnPoolingForward, kCudnn, pooling_forward, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (const cudnnPoolingDescriptor_t, poolingDesc) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnSoftmaxForward, kCudnn, softmax_forward, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (cudnnSoftmaxAlgorithm_t, algo) \
+    (cudnnSoftmaxMode_t, mode) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnAddTensor, kCudnn, add_tensor, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, aDesc) \
+    (const void*, A, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, cDesc, Tout) \
+    (void*, C)) \
+  X(cudnnOpTensor, kCudnn, op_tensor, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (const cudnnOpTensorDescriptor_t, opTensorDesc) \
+    (const void*, alpha1, S) \
+    (const cudnnTensorDescriptor_t, aDesc) \
+    (const void*, A, D) \
+    (const void*, alpha2, S) \
+    (const cudnnTensorDescriptor_t, bDesc, Tnull) \
+    (const void*, B, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, cDesc, Tout) \
+    (void*, C)) \
+  X(cudnnScaleTensor, kCudnn, scale_tensor, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y) \
+    (const void*, alpha, S)) \
+  X(cudnnTransformTensor, kCudnn, transform_tensor, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y)) \
+  X(cudnnLRNCrossChannelForward, kCudnn, lrn_cross_channel_forward, legacy_tensor, \
+    (cudnnHandle_t, handle) \
+    (cudnnLRNDescriptor_t, normDesc) \
+    (cudnnLRNMode_t, lrnMode) \
+    (const void*, alpha, S) \
+    (const cudnnTensorDescriptor_t, xDesc) \
+    (const void*, x, D) \
+    (const void*, beta, S) \
+    (const cudnnTensorDescriptor_t, yDesc, Tout) \
+    (void*, y))
 
 // cuBLASLt's descriptors and cuBLAS's handle state, as the shim records them (blas_records.cpp):
 // action, kind, recorder (a destroy's: a hook run before it).
 #define CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) \
-  X(cublasLtMatmulDescCreate, kCublasLt, cublasStatus_t, create_matmul_desc, (cublasLtMatmulDesc_t* matmulDesc, cublasComputeType_t computeType, cudaDataType_t scaleType), (matmulDesc, computeType, scaleType), kCreate, kMatmulDesc, matmul_desc_defaults) \
-  X(cublasLtMatmulDescInit_internal, kCublasLt, cublasStatus_t, init_matmul_desc, (cublasLtMatmulDesc_t matmulDesc, size_t size, cublasComputeType_t computeType, cudaDataType_t scaleType), (matmulDesc, size, computeType, scaleType), kInit, kMatmulDesc, record_matmul_desc_init) \
-  X(cublasLtMatmulDescSetAttribute, kCublasLt, cublasStatus_t, set_matmul_desc_attribute, (cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void* buf, size_t sizeInBytes), (matmulDesc, attr, buf, sizeInBytes), kSet, kMatmulDesc, record_matmul_desc_attribute) \
-  X(cublasLtMatmulDescDestroy, kCublasLt, cublasStatus_t, destroy_matmul_desc, (cublasLtMatmulDesc_t matmulDesc), (matmulDesc), kDestroy, kMatmulDesc, no_hook) \
-  X(cublasLtMatrixLayoutCreate, kCublasLt, cublasStatus_t, create_matrix_layout, (cublasLtMatrixLayout_t* matLayout, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld), (matLayout, type, rows, cols, ld), kCreate, kLayout, layout_defaults) \
-  X(cublasLtMatrixLayoutInit_internal, kCublasLt, cublasStatus_t, init_matrix_layout, (cublasLtMatrixLayout_t matLayout, size_t size, cudaDataType type, uint64_t rows, uint64_t cols, int64_t ld), (matLayout, size, type, rows, cols, ld), kInit, kLayout, record_layout_init) \
-  X(cublasLtMatrixLayoutSetAttribute, kCublasLt, cublasStatus_t, set_matrix_layout_attribute, (cublasLtMatrixLayout_t matLayout, cublasLtMatrixLayoutAttribute_t attr, const void* buf, size_t sizeInBytes), (matLayout, attr, buf, sizeInBytes), kSet, kLayout, record_layout_attribute) \
-  X(cublasLtMatrixLayoutDestroy, kCublasLt, cublasStatus_t, destroy_matrix_layout, (cublasLtMatrixLayout_t matLayout), (matLayout), kDestroy, kLayout, no_hook) \
-  X(cublasLtMatmulPreferenceCreate, kCublasLt, cublasStatus_t, create_matmul_preference, (cublasLtMatmulPreference_t* pref), (pref), kCreate, kPreference, preference_defaults) \
-  X(cublasLtMatmulPreferenceInit_internal, kCublasLt, cublasStatus_t, init_matmul_preference, (cublasLtMatmulPreference_t pref, size_t size), (pref, size), kInit, kPreference, record_preference_init) \
-  X(cublasLtMatmulPreferenceSetAttribute, kCublasLt, cublasStatus_t, set_matmul_preference_attribute, (cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const void* buf, size_t sizeInBytes), (pref, attr, buf, sizeInBytes), kSet, kPreference, record_preference_attribute) \
-  X(cublasLtMatmulPreferenceDestroy, kCublasLt, cublasStatus_t, destroy_matmul_preference, (cublasLtMatmulPreference_t pref), (pref), kDestroy, kPreference, no_hook) \
-  X(cublasLtEmulationDescCreate, kCublasLt, cublasStatus_t, create_emulation_desc, (cublasLtEmulationDesc_t* emulationDesc), (emulationDesc), kCreate, kEmulation, emulation_defaults) \
-  X(cublasLtEmulationDescInit_internal, kCublasLt, cublasStatus_t, init_emulation_desc, (cublasLtEmulationDesc_t emulationDesc, size_t size), (emulationDesc, size), kInit, kEmulation, record_emulation_init) \
-  X(cublasLtEmulationDescSetAttribute, kCublasLt, cublasStatus_t, set_emulation_desc_attribute, (cublasLtEmulationDesc_t emulationDesc, cublasLtEmulationDescAttributes_t attr, const void* buf, size_t sizeInBytes), (emulationDesc, attr, buf, sizeInBytes), kSet, kEmulation, record_emulation_attribute) \
-  X(cublasLtEmulationDescDestroy, kCublasLt, cublasStatus_t, destroy_emulation_desc, (cublasLtEmulationDesc_t emulationDesc), (emulationDesc), kDestroy, kEmulation, no_hook) \
-  X(cublasLtDestroy, kCublasLt, cublasStatus_t, destroy_lt_handle, (cublasLtHandle_t lightHandle), (lightHandle), kDestroy, kLtHandle, forget_blas_handle) \
-  X(cublasCreate_v2, kCublas, cublasStatus_t, create_blas_handle, (cublasHandle_t* handle), (handle), kCreate, kBlasHandle, blas_handle_defaults) \
-  X(cublasDestroy_v2, kCublas, cublasStatus_t, destroy_blas_handle, (cublasHandle_t handle), (handle), kDestroy, kBlasHandle, forget_blas_handle) \
-  X(cublasSetStream_v2, kCublas, cublasStatus_t, set_blas_stream, (cublasHandle_t handle, cudaStream_t streamId), (handle, streamId), kSet, kBlasHandle, record_stream) \
-  X(cublasSetWorkspace_v2, kCublas, cublasStatus_t, set_blas_workspace, (cublasHandle_t handle, void* workspace, size_t workspaceSizeInBytes), (handle, workspace, workspaceSizeInBytes), kSet, kBlasHandle, record_workspace) \
-  X(cublasSetPointerMode_v2, kCublas, cublasStatus_t, set_blas_pointer_mode, (cublasHandle_t handle, cublasPointerMode_t mode), (handle, mode), kSet, kBlasHandle, record_pointer_mode) \
-  X(cublasSetMathMode, kCublas, cublasStatus_t, set_blas_math_mode, (cublasHandle_t handle, cublasMath_t mode), (handle, mode), kSet, kBlasHandle, record_math_mode) \
-  X(cublasSetAtomicsMode, kCublas, cublasStatus_t, set_blas_atomics_mode, (cublasHandle_t handle, cublasAtomicsMode_t mode), (handle, mode), kSet, kBlasHandle, record_atomics_mode) \
-  X(cublasSetSmCountTarget, kCublas, cublasStatus_t, set_blas_sm_count_target, (cublasHandle_t handle, int smCountTarget), (handle, smCountTarget), kSet, kBlasHandle, record_sm_count_target) \
-  X(cublasSetEmulationStrategy, kCublas, cublasStatus_t, set_blas_emulation_strategy, (cublasHandle_t handle, cublasEmulationStrategy_t emulationStrategy), (handle, emulationStrategy), kSet, kBlasHandle, record_emulation_strategy) \
-  X(cublasSetEmulationSpecialValuesSupport, kCublas, cublasStatus_t, set_blas_special_values_support, (cublasHandle_t handle, cudaEmulationSpecialValuesSupport mask), (handle, mask), kSet, kBlasHandle, record_special_values_support) \
-  X(cublasSetFixedPointEmulationMantissaControl, kCublas, cublasStatus_t, set_blas_mantissa_control, (cublasHandle_t handle, cudaEmulationMantissaControl mantissaControl), (handle, mantissaControl), kSet, kBlasHandle, record_mantissa_control) \
-  X(cublasSetFixedPointEmulationMaxMantissaBitCount, kCublas, cublasStatus_t, set_blas_max_mantissa_bit_count, (cublasHandle_t handle, int maxMantissaBitCount), (handle, maxMantissaBitCount), kSet, kBlasHandle, record_max_mantissa_bit_count) \
-  X(cublasSetFixedPointEmulationMantissaBitOffset, kCublas, cublasStatus_t, set_blas_mantissa_bit_offset, (cublasHandle_t handle, int mantissaBitOffset), (handle, mantissaBitOffset), kSet, kBlasHandle, record_mantissa_bit_offset) \
-  X(cublasSetFixedPointEmulationMantissaBitCountPointer, kCublas, cublasStatus_t, set_blas_mantissa_bit_count_pointer, (cublasHandle_t handle, int* mantissaBitCount), (handle, mantissaBitCount), kSet, kBlasHandle, record_mantissa_bit_count_pointer)
+  X(cublasLtMatmulDescCreate, kCublasLt, create_matmul_desc, (kCreate, kMatmulDesc, matmul_desc_defaults), \
+    (cublasLtMatmulDesc_t*, matmulDesc) \
+    (cublasComputeType_t, computeType) \
+    (cudaDataType_t, scaleType)) \
+  X(cublasLtMatmulDescInit_internal, kCublasLt, init_matmul_desc, (kInit, kMatmulDesc, record_matmul_desc_init), \
+    (cublasLtMatmulDesc_t, matmulDesc) \
+    (size_t, size) \
+    (cublasComputeType_t, computeType) \
+    (cudaDataType_t, scaleType)) \
+  X(cublasLtMatmulDescSetAttribute, kCublasLt, \
+    set_matmul_desc_attribute, (kSet, kMatmulDesc, record_matmul_desc_attribute), \
+    (cublasLtMatmulDesc_t, matmulDesc) \
+    (cublasLtMatmulDescAttributes_t, attr) \
+    (const void*, buf) \
+    (size_t, sizeInBytes)) \
+  X(cublasLtMatmulDescDestroy, kCublasLt, destroy_matmul_desc, (kDestroy, kMatmulDesc, no_hook), \
+    (cublasLtMatmulDesc_t, matmulDesc)) \
+  X(cublasLtMatrixLayoutCreate, kCublasLt, create_matrix_layout, (kCreate, kLayout, layout_defaults), \
+    (cublasLtMatrixLayout_t*, matLayout) \
+    (cudaDataType, type) \
+    (uint64_t, rows) \
+    (uint64_t, cols) \
+    (int64_t, ld)) \
+  X(cublasLtMatrixLayoutInit_internal, kCublasLt, init_matrix_layout, (kInit, kLayout, record_layout_init), \
+    (cublasLtMatrixLayout_t, matLayout) \
+    (size_t, size) \
+    (cudaDataType, type) \
+    (uint64_t, rows) \
+    (uint64_t, cols) \
+    (int64_t, ld)) \
+  X(cublasLtMatrixLayoutSetAttribute, kCublasLt, \
+    set_matrix_layout_attribute, (kSet, kLayout, record_layout_attribute), \
+    (cublasLtMatrixLayout_t, matLayout) \
+    (cublasLtMatrixLayoutAttribute_t, attr) \
+    (const void*, buf) \
+    (size_t, sizeInBytes)) \
+  X(cublasLtMatrixLayoutDestroy, kCublasLt, destroy_matrix_layout, (kDestroy, kLayout, no_hook), \
+    (cublasLtMatrixLayout_t, matLayout)) \
+  X(cublasLtMatmulPreferenceCreate, kCublasLt, create_matmul_preference, (kCreate, kPreference, preference_defaults), \
+    (cublasLtMatmulPreference_t*, pref)) \
+  X(cublasLtMatmulPreferenceInit_internal, kCublasLt, \
+    init_matmul_preference, (kInit, kPreference, record_preference_init), \
+    (cublasLtMatmulPreference_t, pref) \
+    (size_t, size)) \
+  X(cublasLtMatmulPreferenceSetAttribute, kCublasLt, \
+    set_matmul_preference_attribute, (kSet, kPreference, record_preference_attribute), \
+    (cublasLtMatmulPreference_t, pref) \
+    (cublasLtMatmulPreferenceAttributes_t, attr) \
+    (const void*, buf) \
+    (size_t, sizeInBytes)) \
+  X(cublasLtMatmulPreferenceDestroy, kCublasLt, destroy_matmul_preference, (kDestroy, kPreference, no_hook), \
+    (cublasLtMatmulPreference_t, pref)) \
+  X(cublasLtEmulationDescCreate, kCublasLt, create_emulation_desc, (kCreate, kEmulation, emulation_defaults), \
+    (cublasLtEmulationDesc_t*, emulationDesc)) \
+  X(cublasLtEmulationDescInit_internal, kCublasLt, init_emulation_desc, (kInit, kEmulation, record_emulation_init), \
+    (cublasLtEmulationDesc_t, emulationDesc) \
+    (size_t, size)) \
+  X(cublasLtEmulationDescSetAttribute, kCublasLt, \
+    set_emulation_desc_attribute, (kSet, kEmulation, record_emulation_attribute), \
+    (cublasLtEmulationDesc_t, emulationDesc) \
+    (cublasLtEmulationDescAttributes_t, attr) \
+    (const void*, buf) \
+    (size_t, sizeInBytes)) \
+  X(cublasLtEmulationDescDestroy, kCublasLt, destroy_emulation_desc, (kDestroy, kEmulation, no_hook), \
+    (cublasLtEmulationDesc_t, emulationDesc)) \
+  X(cublasLtDestroy, kCublasLt, destroy_lt_handle, (kDestroy, kLtHandle, forget_blas_handle), \
+    (cublasLtHandle_t, lightHandle)) \
+  X(cublasCreate_v2, kCublas, create_blas_handle, (kCreate, kBlasHandle, blas_handle_defaults), \
+    (cublasHandle_t*, handle)) \
+  X(cublasDestroy_v2, kCublas, destroy_blas_handle, (kDestroy, kBlasHandle, forget_blas_handle), \
+    (cublasHandle_t, handle)) \
+  X(cublasSetStream_v2, kCublas, set_blas_stream, (kSet, kBlasHandle, record_stream), \
+    (cublasHandle_t, handle) \
+    (cudaStream_t, streamId)) \
+  X(cublasSetWorkspace_v2, kCublas, set_blas_workspace, (kSet, kBlasHandle, record_workspace), \
+    (cublasHandle_t, handle) \
+    (void*, workspace) \
+    (size_t, workspaceSizeInBytes)) \
+  X(cublasSetPointerMode_v2, kCublas, set_blas_pointer_mode, (kSet, kBlasHandle, record_pointer_mode), \
+    (cublasHandle_t, handle) \
+    (cublasPointerMode_t, mode)) \
+  X(cublasSetMathMode, kCublas, set_blas_math_mode, (kSet, kBlasHandle, record_math_mode), \
+    (cublasHandle_t, handle) \
+    (cublasMath_t, mode)) \
+  X(cublasSetAtomicsMode, kCublas, set_blas_atomics_mode, (kSet, kBlasHandle, record_atomics_mode), \
+    (cublasHandle_t, handle) \
+    (cublasAtomicsMode_t, mode)) \
+  X(cublasSetSmCountTarget, kCublas, set_blas_sm_count_target, (kSet, kBlasHandle, record_sm_count_target), \
+    (cublasHandle_t, handle) \
+    (int, smCountTarget)) \
+  X(cublasSetEmulationStrategy, kCublas, set_blas_emulation_strategy, (kSet, kBlasHandle, record_emulation_strategy), \
+    (cublasHandle_t, handle) \
+    (cublasEmulationStrategy_t, emulationStrategy)) \
+  X(cublasSetEmulationSpecialValuesSupport, kCublas, \
+    set_blas_special_values_support, (kSet, kBlasHandle, record_special_values_support), \
+    (cublasHandle_t, handle) \
+    (cudaEmulationSpecialValuesSupport, mask)) \
+  X(cublasSetFixedPointEmulationMantissaControl, kCublas, \
+    set_blas_mantissa_control, (kSet, kBlasHandle, record_mantissa_control), \
+    (cublasHandle_t, handle) \
+    (cudaEmulationMantissaControl, mantissaControl)) \
+  X(cublasSetFixedPointEmulationMaxMantissaBitCount, kCublas, \
+    set_blas_max_mantissa_bit_count, (kSet, kBlasHandle, record_max_mantissa_bit_count), \
+    (cublasHandle_t, handle) \
+    (int, maxMantissaBitCount)) \
+  X(cublasSetFixedPointEmulationMantissaBitOffset, kCublas, \
+    set_blas_mantissa_bit_offset, (kSet, kBlasHandle, record_mantissa_bit_offset), \
+    (cublasHandle_t, handle) \
+    (int, mantissaBitOffset)) \
+  X(cublasSetFixedPointEmulationMantissaBitCountPointer, kCublas, \
+    set_blas_mantissa_bit_count_pointer, (kSet, kBlasHandle, record_mantissa_bit_count_pointer), \
+    (cublasHandle_t, handle) \
+    (int*, mantissaBitCount))
 
 // The replayed cuBLASLt calls (cublaslt_replay.cpp): the matmul, and its heuristic answered from
 // a cache.
 #define CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X) \
-  X(cublasLtMatmul, kCublasLt, cublasStatus_t, lt_matmul, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void* alpha, const void* A, cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C, cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo, void* workspace, size_t workspaceSizeInBytes, cudaStream_t stream), (lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream), 0) \
-  X(cublasLtMatmulAlgoGetHeuristic, kCublasLt, cublasStatus_t, lt_matmul_algo_get_heuristic, (cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t operationDesc, cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc, cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc, cublasLtMatmulPreference_t preference, int requestedAlgoCount, cublasLtMatmulHeuristicResult_t* heuristicResultsArray, int* returnAlgoCount), (lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount), 0)
+  X(cublasLtMatmul, kCublasLt, lt_matmul, 0, \
+    (cublasLtHandle_t, lightHandle) \
+    (cublasLtMatmulDesc_t, computeDesc) \
+    (const void*, alpha) \
+    (const void*, A) \
+    (cublasLtMatrixLayout_t, Adesc) \
+    (const void*, B) \
+    (cublasLtMatrixLayout_t, Bdesc) \
+    (const void*, beta) \
+    (const void*, C) \
+    (cublasLtMatrixLayout_t, Cdesc) \
+    (void*, D) \
+    (cublasLtMatrixLayout_t, Ddesc) \
+    (const cublasLtMatmulAlgo_t*, algo) \
+    (void*, workspace) \
+    (size_t, workspaceSizeInBytes) \
+    (cudaStream_t, stream)) \
+  X(cublasLtMatmulAlgoGetHeuristic, kCublasLt, lt_matmul_algo_get_heuristic, 0, \
+    (cublasLtHandle_t, lightHandle) \
+    (cublasLtMatmulDesc_t, operationDesc) \
+    (cublasLtMatrixLayout_t, Adesc) \
+    (cublasLtMatrixLayout_t, Bdesc) \
+    (cublasLtMatrixLayout_t, Cdesc) \
+    (cublasLtMatrixLayout_t, Ddesc) \
+    (cublasLtMatmulPreference_t, preference) \
+    (int, requestedAlgoCount) \
+    (cublasLtMatmulHeuristicResult_t*, heuristicResultsArray) \
+    (int*, returnAlgoCount))
 
-// The replayed cuBLAS GEMMs (cublas_replay.cpp): family, and the role of each argument (roles.h).
+// The replayed cuBLAS GEMMs (cublas_replay.cpp): cublasGemmEx, cublasGemmStridedBatchedEx and their
+// _64 forms, of the gemm family.
 #define CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) \
-  X(cublasGemmEx, kCublas, cublasStatus_t, gemm_ex, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, const void* B, cudaDataType Btype, int ldb, const void* beta, void* C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo), gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, Ctype, V, Compute, V)) \
-  X(cublasGemmEx_64, kCublas, cublasStatus_t, gemm_ex_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype, int64_t ldb, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo), gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, Ctype, V, Compute, V)) \
-  X(cublasGemmStridedBatchedEx, kCublas, cublasStatus_t, gemm_strided_batched_ex, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo), gemm, (H, V, V, V, V, V, S, D, V, V, V, D, V, V, V, S, D, Ctype, V, V, V, Compute, V)) \
-  X(cublasGemmStridedBatchedEx_64, kCublas, cublasStatus_t, gemm_strided_batched_ex_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void* alpha, const void* A, cudaDataType Atype, int64_t lda, long long int strideA, const void* B, cudaDataType Btype, int64_t ldb, long long int strideB, const void* beta, void* C, cudaDataType Ctype, int64_t ldc, long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo), (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo), gemm, (H, V, V, V, V, V, S, D, V, V, V, D, V, V, V, S, D, Ctype, V, V, V, Compute, V))
+  X(cublasGemmEx, kCublas, gemm_ex, gemm, CUDNN_FASTPATH_GEMM_EX(int, CUDNN_FASTPATH_DROP)) \
+  X(cublasGemmEx_64, kCublas, gemm_ex_64, gemm, CUDNN_FASTPATH_GEMM_EX(int64_t, CUDNN_FASTPATH_DROP)) \
+  X(cublasGemmStridedBatchedEx, kCublas, gemm_strided_batched_ex, gemm, \
+    CUDNN_FASTPATH_GEMM_EX(int, CUDNN_FASTPATH_EXPAND)) \
+  X(cublasGemmStridedBatchedEx_64, kCublas, gemm_strided_batched_ex_64, gemm, \
+    CUDNN_FASTPATH_GEMM_EX(int64_t, CUDNN_FASTPATH_EXPAND))
 
-// cuBLAS's typed GEMMs (cublas_replay.cpp): cublas<t>gemm and cublas<t>gemmStridedBatched for S, D,
-// C and Z, and their _64 forms, which PyTorch calls for fp32, fp64 and complex matmuls without a
-// bias: family, and the role of each argument (roles.h; a scaling factor's size is its pointee's).
+// cublasGemmEx's arguments, its sizes of type I (int; the _64 forms' int64_t); `strided` keeps
+// (CUDNN_FASTPATH_EXPAND) or drops (CUDNN_FASTPATH_DROP) those of the strided-batched form.
+#define CUDNN_FASTPATH_GEMM_EX(I, strided)  \
+  (cublasHandle_t, handle)                  \
+  (cublasOperation_t, transa)               \
+  (cublasOperation_t, transb)               \
+  (I, m)                                    \
+  (I, n)                                    \
+  (I, k)                                    \
+  (const void*, alpha, S)                   \
+  (const void*, A, D)                       \
+  (cudaDataType, Atype)                     \
+  (I, lda)                                  \
+  strided((long long int, strideA))         \
+  (const void*, B, D)                       \
+  (cudaDataType, Btype)                     \
+  (I, ldb)                                  \
+  strided((long long int, strideB))         \
+  (const void*, beta, S)                    \
+  (void*, C)                                \
+  (cudaDataType, Ctype, Ctype)              \
+  (I, ldc)                                  \
+  strided((long long int, strideC))         \
+  strided((I, batchCount))                  \
+  (cublasComputeType_t, computeType)        \
+  (cublasGemmAlgo_t, algo)
+
+// cuBLAS's typed GEMMs (cublas_replay.cpp), which PyTorch calls for fp32, fp64 and complex matmuls
+// without a bias: for each type letter, cublas<t>gemm_v2, cublas<t>gemmStridedBatched and their
+// _64 forms, of the typed_gemm family (a scaling factor's size is its pointee's).
 #define CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(X) \
-  X(cublasSgemm_v2, kCublas, cublasStatus_t, sgemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta, float* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasSgemm_v2_64, kCublas, cublasStatus_t, sgemm_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, const float* B, int64_t ldb, const float* beta, float* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasSgemmStridedBatched, kCublas, cublasStatus_t, sgemm_strided_batched, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const float* alpha, const float* A, int lda, long long int strideA, const float* B, int ldb, long long int strideB, const float* beta, float* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasSgemmStridedBatched_64, kCublas, cublasStatus_t, sgemm_strided_batched_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const float* alpha, const float* A, int64_t lda, long long int strideA, const float* B, int64_t ldb, long long int strideB, const float* beta, float* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasDgemm_v2, kCublas, cublasStatus_t, dgemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, const double* B, int ldb, const double* beta, double* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasDgemm_v2_64, kCublas, cublasStatus_t, dgemm_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, const double* B, int64_t ldb, const double* beta, double* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasDgemmStridedBatched, kCublas, cublasStatus_t, dgemm_strided_batched, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const double* alpha, const double* A, int lda, long long int strideA, const double* B, int ldb, long long int strideB, const double* beta, double* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasDgemmStridedBatched_64, kCublas, cublasStatus_t, dgemm_strided_batched_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const double* alpha, const double* A, int64_t lda, long long int strideA, const double* B, int64_t ldb, long long int strideB, const double* beta, double* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasCgemm_v2, kCublas, cublasStatus_t, cgemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const cuComplex* alpha, const cuComplex* A, int lda, const cuComplex* B, int ldb, const cuComplex* beta, cuComplex* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasCgemm_v2_64, kCublas, cublasStatus_t, cgemm_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const cuComplex* alpha, const cuComplex* A, int64_t lda, const cuComplex* B, int64_t ldb, const cuComplex* beta, cuComplex* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasCgemmStridedBatched, kCublas, cublasStatus_t, cgemm_strided_batched, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const cuComplex* alpha, const cuComplex* A, int lda, long long int strideA, const cuComplex* B, int ldb, long long int strideB, const cuComplex* beta, cuComplex* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasCgemmStridedBatched_64, kCublas, cublasStatus_t, cgemm_strided_batched_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const cuComplex* alpha, const cuComplex* A, int64_t lda, long long int strideA, const cuComplex* B, int64_t ldb, long long int strideB, const cuComplex* beta, cuComplex* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasZgemm_v2, kCublas, cublasStatus_t, zgemm, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B, int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasZgemm_v2_64, kCublas, cublasStatus_t, zgemm_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda, const cuDoubleComplex* B, int64_t ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc), (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), typed_gemm, (H, V, V, V, V, V, S, D, V, D, V, S, D, V)) \
-  X(cublasZgemmStridedBatched, kCublas, cublasStatus_t, zgemm_strided_batched, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, long long int strideA, const cuDoubleComplex* B, int ldb, long long int strideB, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc, long long int strideC, int batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V)) \
-  X(cublasZgemmStridedBatched_64, kCublas, cublasStatus_t, zgemm_strided_batched_64, (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const cuDoubleComplex* alpha, const cuDoubleComplex* A, int64_t lda, long long int strideA, const cuDoubleComplex* B, int64_t ldb, long long int strideB, const cuDoubleComplex* beta, cuDoubleComplex* C, int64_t ldc, long long int strideC, int64_t batchCount), (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount), typed_gemm, (H, V, V, V, V, V, S, D, V, V, D, V, V, S, D, V, V, V))
+  CUDNN_FASTPATH_TYPED_GEMMS(X, S, s, float) \
+  CUDNN_FASTPATH_TYPED_GEMMS(X, D, d, double) \
+  CUDNN_FASTPATH_TYPED_GEMMS(X, C, c, cuComplex) \
+  CUDNN_FASTPATH_TYPED_GEMMS(X, Z, z, cuDoubleComplex)
 
-// Every entry, in DispatchV1's order but for the switch's members between the first list and the
-// others.
-#define CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X)                                               \
-  CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) \
-  CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X)   \
-  CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(X)
-#define CUDNN_FASTPATH_ENTRY_POINTS(X) CUDNN_FASTPATH_ENTRY_POINTS_V1(X) CUDNN_FASTPATH_ENTRY_POINTS_APPENDED(X)
+// The four entries of type letter L (l in the shim's names) and matrix type T.
+#define CUDNN_FASTPATH_TYPED_GEMMS(X, L, l, T) \
+  X(cublas##L##gemm_v2, kCublas, l##gemm, typed_gemm, CUDNN_FASTPATH_TYPED_GEMM(int, T, CUDNN_FASTPATH_DROP)) \
+  X(cublas##L##gemm_v2_64, kCublas, l##gemm_64, typed_gemm, \
+    CUDNN_FASTPATH_TYPED_GEMM(int64_t, T, CUDNN_FASTPATH_DROP)) \
+  X(cublas##L##gemmStridedBatched, kCublas, l##gemm_strided_batched, typed_gemm, \
+    CUDNN_FASTPATH_TYPED_GEMM(int, T, CUDNN_FASTPATH_EXPAND)) \
+  X(cublas##L##gemmStridedBatched_64, kCublas, l##gemm_strided_batched_64, typed_gemm, \
+    CUDNN_FASTPATH_TYPED_GEMM(int64_t, T, CUDNN_FASTPATH_EXPAND))
+
+// cublas<t>gemm_v2's arguments, its sizes of type I and its matrices of type T; `strided` keeps or
+// drops those of the strided-batched form, as above.
+#define CUDNN_FASTPATH_TYPED_GEMM(I, T, strided) \
+  (cublasHandle_t, handle)                       \
+  (cublasOperation_t, transa)                    \
+  (cublasOperation_t, transb)                    \
+  (I, m)                                         \
+  (I, n)                                         \
+  (I, k)                                         \
+  (const T*, alpha, S)                           \
+  (const T*, A, D)                               \
+  (I, lda)                                       \
+  strided((long long int, strideA))              \
+  (const T*, B, D)                               \
+  (I, ldb)                                       \
+  strided((long long int, strideB))              \
+  (const T*, beta, S)                            \
+  (T*, C)                                        \
+  (I, ldc)                                       \
+  strided((long long int, strideC))              \
+  strided((I, batchCount))
+
+// Every entry.
+#define CUDNN_FASTPATH_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_HANDLE_ENTRY_POINTS(X) CUDNN_FASTPATH_STREAM_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_BACKEND_ENTRY_POINTS(X) CUDNN_FASTPATH_LEGACY_DESCRIPTOR_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_LEGACY_OP_ENTRY_POINTS(X) CUDNN_FASTPATH_BLAS_RECORD_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_CUBLASLT_CALL_ENTRY_POINTS(X) CUDNN_FASTPATH_CUBLAS_GEMM_ENTRY_POINTS(X) \
+  CUDNN_FASTPATH_CUBLAS_TYPED_GEMM_ENTRY_POINTS(X)
 
 #endif  // CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_

@@ -21,7 +21,7 @@ asm(".pushsection .note.cudnn_fastpath, \"a\", @note\n"
     ".long 1\n"        // type
     "1: .asciz \"" CUDNN_FASTPATH_NOTE_NAME "\"\n"
     "2: .balign 4\n"
-    "3: .long 1\n"  // the dispatch interface version (cudnn_fastpath_dispatch_v1)
+    "3: .long 2\n"  // the dispatch interface version (cudnn_fastpath_dispatch_v2)
     "4: .balign 4\n"
     ".popsection\n");
 

@@ -10,7 +10,7 @@ std::atomic<std::uint32_t> g_mode{0};
 namespace {
 
 // Written before the mode word is published (release) and read after it is seen (acquire).
-std::atomic<const DispatchV1*> g_leader{nullptr};
+std::atomic<const Dispatch*> g_leader{nullptr};
 std::atomic<bool> g_said_loaded{false};  // relaxed: only deduplicates a message
 
 // kPlainSkip follows from the other bits: skipping, and neither counting nor verifying.
@@ -36,7 +36,7 @@ std::uint32_t allowed_features(const Config& cfg) {
 std::uint32_t initialise() noexcept {
   const Config& cfg = config();
   std::uint32_t m = mode::kReady;
-  if (const DispatchV1* leading = elect_leader()) {  // loader calls: no lock is held here
+  if (const Dispatch* leading = elect_leader()) {  // loader calls: no lock is held here
     g_leader.store(leading, std::memory_order_relaxed);  // published by the CAS below
     m |= mode::kFollower;
   } else if (cfg.disable) {
@@ -59,7 +59,7 @@ std::uint32_t initialise() noexcept {
   return m;
 }
 
-const DispatchV1& leader() noexcept { return *g_leader.load(std::memory_order_relaxed); }
+const Dispatch& leader() noexcept { return *g_leader.load(std::memory_order_relaxed); }
 
 std::uint32_t switch_features(std::uint32_t features) noexcept {
   std::uint32_t m = current_mode();

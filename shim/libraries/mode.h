@@ -39,8 +39,8 @@ inline std::uint32_t current_mode() noexcept {
   return (m & mode::kReady) ? m : initialise();
 }
 
-// The leading copy's table; valid only when the mode says kFollower.
-CUDNN_FASTPATH_COLD const DispatchV1& leader() noexcept;  // a follower's pass-through
+// The leading copy's functions, as this copy reaches them; valid only when the mode says kFollower.
+CUDNN_FASTPATH_COLD const Dispatch& leader() noexcept;  // a follower's pass-through
 
 // Replaces the feature bits with `features` (mode bits, within what the configuration allows) and
 // returns the mode before. Not for a follower.

@@ -49,8 +49,8 @@ struct RealSymbols : replay::GraphDriver {
 #define CUDNN_FASTPATH_DECLARE_POINTER(name, ...) decltype(&::name) name = nullptr;
   CUDNN_FASTPATH_CALLED_ONLY(CUDNN_FASTPATH_DECLARE_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_POINTER
-#define CUDNN_FASTPATH_DECLARE_ENTRY_POINTER(name, library, result, function, parameters, ...) \
-  result (*name)(CUDNN_FASTPATH_EXPAND parameters) = nullptr;
+#define CUDNN_FASTPATH_DECLARE_ENTRY_POINTER(name, library, function, how, arguments) \
+  CUDNN_FASTPATH_RESULT(library) (*name)(CUDNN_FASTPATH_PARAMETERS(arguments)) = nullptr;
   CUDNN_FASTPATH_ENTRY_POINTS(CUDNN_FASTPATH_DECLARE_ENTRY_POINTER)
 #undef CUDNN_FASTPATH_DECLARE_ENTRY_POINTER
 };

@@ -258,7 +258,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(cons
   // A plan's graphs go before it does: a new plan at its address must never meet them.
   if (!(m & (mode::kFollower | mode::kDisabled)) && live_proxy(descriptor) == nullptr) forget_graphs_of_plan(descriptor);
   cudnnStatus_t status;
-  Proxy* p = proxy_or_forward<&DispatchV1::backend_destroy_descriptor, &RealSymbols::cudnnBackendDestroyDescriptor>(
+  Proxy* p = proxy_or_forward<&Dispatch::backend_destroy_descriptor, &RealSymbols::cudnnBackendDestroyDescriptor>(
       status, m, caller, descriptor);
   return p ? destroy_proxy(*p) : status;
 }
@@ -266,7 +266,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_destroy_descriptor_general(cons
 cudnnStatus_t backend_initialize(const void* caller, cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   cudnnStatus_t status;
-  Proxy* p = proxy_or_forward<&DispatchV1::backend_initialize, &RealSymbols::cudnnBackendInitialize>(status, m, caller,
+  Proxy* p = proxy_or_forward<&Dispatch::backend_initialize, &RealSymbols::cudnnBackendInitialize>(status, m, caller,
                                                                                                       descriptor);
   if (p == nullptr) return status;
   status = materialize(*p, m);
@@ -278,7 +278,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_finalize_general(const void* ca
                                                                cudnnBackendDescriptor_t descriptor) noexcept {
   const std::uint32_t m = current_mode();
   cudnnStatus_t status;
-  Proxy* p = proxy_or_forward<&DispatchV1::backend_finalize, &RealSymbols::cudnnBackendFinalize>(status, m, caller,
+  Proxy* p = proxy_or_forward<&Dispatch::backend_finalize, &RealSymbols::cudnnBackendFinalize>(status, m, caller,
                                                                                                   descriptor);
   if (p == nullptr) return status;
   if (p->state() == Proxy::State::kRecording && p->recorded.complete()) return finalize_proxy(*p, m);
@@ -295,7 +295,7 @@ static CUDNN_FASTPATH_COLD cudnnStatus_t backend_set_attribute_general(const voi
                                                                     int64_t count, const void* elements) noexcept {
   const std::uint32_t m = current_mode();
   cudnnStatus_t status;
-  Proxy* p = proxy_or_forward<&DispatchV1::backend_set_attribute, &RealSymbols::cudnnBackendSetAttribute>(
+  Proxy* p = proxy_or_forward<&Dispatch::backend_set_attribute, &RealSymbols::cudnnBackendSetAttribute>(
       status, m, caller, descriptor, name, type, count, elements);
   if (p == nullptr) {
     // A tensor's uid, type, dimensions and by-value flag, for graph replay (backend_replay.h).
@@ -315,7 +315,7 @@ cudnnStatus_t backend_get_attribute(const void* caller, cudnnBackendDescriptor_t
                                     int64_t requested, int64_t* count, void* elements) noexcept {
   const std::uint32_t m = current_mode();
   cudnnStatus_t status;
-  Proxy* p = proxy_or_forward<&DispatchV1::backend_get_attribute, &RealSymbols::cudnnBackendGetAttribute>(
+  Proxy* p = proxy_or_forward<&Dispatch::backend_get_attribute, &RealSymbols::cudnnBackendGetAttribute>(
       status, m, caller, descriptor, name, type, requested, count, elements);
   if (p == nullptr) return status;
   cudnnBackendDescriptor_t pack = nullptr;
@@ -352,19 +352,19 @@ cudnnStatus_t with_real_pack(cudnnStatus_t missing, const void* caller, cudnnHan
 static CUDNN_FASTPATH_COLD cudnnStatus_t backend_execute_general(const void* caller, cudnnHandle_t handle,
                                                               cudnnBackendDescriptor_t plan,
                                                               cudnnBackendDescriptor_t pack) noexcept {
-  return with_real_pack<&DispatchV1::backend_execute, &RealSymbols::cudnnBackendExecute>(
+  return with_real_pack<&Dispatch::backend_execute, &RealSymbols::cudnnBackendExecute>(
       CUDNN_STATUS_NOT_INITIALIZED, caller, handle, plan, pack);
 }
 
 cudnnStatus_t backend_populate_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                           cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
-  return with_real_pack<&DispatchV1::backend_populate_cuda_graph, &RealSymbols::cudnnBackendPopulateCudaGraph>(
+  return with_real_pack<&Dispatch::backend_populate_cuda_graph, &RealSymbols::cudnnBackendPopulateCudaGraph>(
       CUDNN_STATUS_NOT_SUPPORTED, caller, handle, plan, pack, graph);
 }
 
 cudnnStatus_t backend_update_cuda_graph(const void* caller, cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
                                         cudnnBackendDescriptor_t pack, cudaGraph_t graph) noexcept {
-  return with_real_pack<&DispatchV1::backend_update_cuda_graph, &RealSymbols::cudnnBackendUpdateCudaGraph>(
+  return with_real_pack<&Dispatch::backend_update_cuda_graph, &RealSymbols::cudnnBackendUpdateCudaGraph>(
       CUDNN_STATUS_NOT_SUPPORTED, caller, handle, plan, pack, graph);
 }
 

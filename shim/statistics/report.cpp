@@ -347,10 +347,9 @@ constexpr char kFields[] = "handles live_handles"
 int fill_stats(cudnn_fastpath_stats_t* out, std::size_t size) noexcept {
   if (out == nullptr || size < 2 * sizeof(std::uint32_t)) return -1;
   if (current_mode() & mode::kFollower) {
-    // A leader built before this member existed has no counts to give.
-    const DispatchV1& lead = leader();
-    if (lead.size <= offsetof(DispatchV1, stats)) return -1;
-    return lead.stats(out, size);
+    // A leader without them has no counts to give.
+    const auto lead = leader().stats.get();
+    return lead ? lead(out, size) : -1;
   }
   const cudnn_fastpath_stats_t s = gather();
   const std::size_t filled = size < sizeof s ? size : sizeof s;
