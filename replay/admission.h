@@ -9,9 +9,10 @@
 // forgotten, without a single use), and backs off when wastes outnumber hits HitWeight to one over
 // a window of Window outcomes: the calls then skip the cache (the caller runs them as if the
 // feature were off), all but one probe in Interval << (level - 1), which goes through the cache as
-// before, and (where the caller has the call's key) the calls of the sampled keys, which do too
-// (sampled() below). ProbesToResume probes in a row that hit resume admission; as many in a row
-// that miss, or a window after a resume that fails again, double the interval (up to MaxLevel).
+// before, and (where the caller has the call's key) the calls of the sampled keys from their
+// second in a sample on, which do too (sampled_again() below). ProbesToResume probes in a row
+// that hit resume admission; as many in a row that miss, or a window after a resume that fails
+// again, double the interval (up to MaxLevel).
 // Filling free entries is neither: a program's first iteration never backs off, and a call
 // repeated every iteration is cached, and captured, exactly as without the rule.
 //
@@ -40,6 +41,14 @@ struct AdmissionState {
   std::uint8_t in_use = 0;        // the thread has asked admit() for this cache (in_use())
 };
 static_assert(sizeof(AdmissionState) == 8, "eight bytes a cache and thread");
+
+// The sampled keys one cache has seen once in the current sample, a bit per hash (sampled_again()
+// below): a thread's own, like its AdmissionState, and written only while the cache backs off.
+struct SampledSeen {
+  static constexpr unsigned kSeenBits = 256;
+  std::uint64_t words[kSeenBits / 64];
+  std::uint8_t sample;  // the sample the marks are of (AdmissionState::hits, as sampled() reads it)
+};
 
 template <unsigned Window = 64, unsigned HitWeight = 2, unsigned Interval = 64, unsigned MaxLevel = 6,
           unsigned ProbesToResume = 2>
@@ -115,10 +124,27 @@ struct AdmissionRule {
   // come back often enough to hit. The sample moves on every kCallsPerSample calls, long enough
   // for a key that comes every few hundred calls (what a graph cache can hold: 512 keys) to be
   // launched again, and in time every key is sampled: a sample without one of the steady keys
-  // (one in 85 for 282 of them) is not for good. A load whose keys never repeat pays one call in
-  // Interval through the cache for them.
+  // (one in 85 for 282 of them) is not for good.
   static bool sampled(const AdmissionState& s, std::uint64_t hash) noexcept {
     return ((hash >> 48) & (Interval - 1u)) == (s.hits & (Interval - 1u));
+  }
+
+  // sampled(), from the key's second call in the current sample on: its first only marks it in
+  // `seen`. A load whose keys never repeat then pays a bit set for its sampled calls, one in
+  // Interval, instead of their way through the cache (a key written, looked up and inserted, some
+  // 2,000 instructions); a steady key is captured a call later. `seen` forgets every mark when the
+  // sample moves on; two keys that share a bit (at most kCallsPerSample / Interval marks in
+  // kSeenBits) let the second through at its first call, as sampled() would.
+  static bool sampled_again(const AdmissionState& s, SampledSeen& seen, std::uint64_t hash) noexcept {
+    if (!sampled(s, hash)) return false;
+    const std::uint8_t sample = static_cast<std::uint8_t>(s.hits & (Interval - 1u));
+    if (seen.sample != sample) seen = SampledSeen{{}, sample};
+    const unsigned bit = static_cast<unsigned>(hash >> 32) & (SampledSeen::kSeenBits - 1u);  // not sampled()'s bits
+    std::uint64_t& word = seen.words[bit / 64];
+    const std::uint64_t mask = std::uint64_t{1} << (bit % 64);
+    const bool again = (word & mask) != 0;
+    word |= mask;
+    return again;
   }
 
   static bool backing_off(const AdmissionState& s) noexcept { return s.level != 0; }

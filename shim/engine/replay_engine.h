@@ -36,9 +36,9 @@ namespace cudnn_fastpath::shim {
 
 // Whether a call of `family` goes through its graph cache (replay/admission.h), asked before its key
 // is written, so that a cache that backs off costs its declined calls no key: kJudged (admitting,
-// or a probe by count), kSampled (backing off, but the call is of a sampled key: `sample()` is a
-// hash of part of what its key holds, the same whenever the key comes, computed only while the
-// cache backs off), kShaped (backing off, but the call's shape, `shape_sample()`, is one whose
+// or a probe by count), kSampled (backing off, but the call is of a sampled key, seen before in the
+// sample: `sample()` is a hash of part of what its key holds, the same whenever the key comes,
+// computed only while the cache backs off), kShaped (backing off, but the call's shape, `shape_sample()`, is one whose
 // calls the shape cache took on this thread: it goes to the shape cache alone), kDeclined, or
 // kDirect (no replay block, or inside one of the shim's captures or library calls).
 enum class Admitting : std::uint8_t { kJudged, kSampled, kShaped, kDeclined, kDirect };
@@ -57,7 +57,7 @@ template <bool kPastGate = false, typename Sample, typename ShapeSample>
   // key only waits for its launch again, the rule's hit (its evictions are what sampling costs).
   const Admitted cache = admitted_of(family);
   if (__builtin_expect(t->admissions.admit(cache), 1)) return Admitting::kJudged;
-  if (t->admissions.sampled(cache, sample())) return Admitting::kSampled;
+  if (t->admissions.sampled_again(cache, sample())) return Admitting::kSampled;
   // A family whose keys never repeat may have shapes that do (generation): those still relocate.
   const std::uint64_t relocating = t->relocating[static_cast<int>(cache)];
   if (__builtin_expect(relocating == 0, 1)) return Admitting::kDeclined;

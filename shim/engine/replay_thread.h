@@ -85,8 +85,9 @@ class Admissions {
     Rule::waste(at(cache), weight);
     if (!settled || !admitting_in_use(cache)) follow(cache);
   }
-  bool sampled(Admitted cache, std::uint64_t hash) const noexcept {
-    return Rule::sampled(states_[static_cast<int>(cache)], hash);
+  // Rule::sampled_again(): a sampled key's first call in a sample only marks it.
+  bool sampled_again(Admitted cache, std::uint64_t hash) noexcept {
+    return Rule::sampled_again(states_[static_cast<int>(cache)], seen_[static_cast<int>(cache)], hash);
   }
   const replay::AdmissionState& state(Admitted cache) const noexcept { return states_[static_cast<int>(cache)]; }
 
@@ -125,6 +126,7 @@ class Admissions {
   }
 
   replay::AdmissionState states_[kAdmitted];
+  replay::SampledSeen seen_[kAdmitted];
   std::uint32_t in_use_ = 0;   // a bit per cache the thread has asked admit() for
   std::uint32_t wanting_ = 0;  // a bit per cache that wants records now (Rule::wants_records)
 };

@@ -123,3 +123,37 @@ TEST_CASE("backing off, one key in 64 is sampled, the sample moves on every 2048
   Rule::hit(s);
   CHECK_FALSE(Rule::backing_off(s));
 }
+
+// Watched failing: sampled_again() answering sampled() (a never-repeating key through the cache at
+// its first call).
+TEST_CASE("backing off, a sampled key goes through the cache from its second call in the sample, and the marks go when the sample moves",
+          "[unit][admission]") {
+  using cudnn_fastpath::replay::SampledSeen;
+  AdmissionState s = Rule::fresh(0);
+  for (int i = 0; i < 64; ++i) Rule::waste(s);
+  REQUIRE(Rule::backing_off(s));
+  SampledSeen seen{};
+  // The sampled class of keys now, and one key of it per filter bit (bits 32 and up of its hash).
+  std::uint64_t cls = 0;
+  while (!Rule::sampled(s, cls << 48)) ++cls;
+  auto key = [&](std::uint64_t bit) { return (cls << 48) | (bit << 32) | 0x77; };
+  for (std::uint64_t bit = 0; bit < SampledSeen::kSeenBits; ++bit) {
+    REQUIRE_FALSE(Rule::sampled_again(s, seen, key(bit)));  // its first call: marked only
+    REQUIRE(Rule::sampled_again(s, seen, key(bit)));        // its second: through the cache
+    REQUIRE(Rule::sampled_again(s, seen, key(bit)));
+  }
+  // A key of another class is never let through, however often it comes.
+  const std::uint64_t other = ((cls + 1) % 64) << 48;
+  for (int i = 0; i < 4; ++i) CHECK_FALSE(Rule::sampled_again(s, seen, other));
+  // The sample moves on: the marks of the last one are gone, for its keys when sampled again.
+  for (unsigned call = 0; call < Rule::kCallsPerSample; ++call) Rule::admit(s);
+  REQUIRE_FALSE(Rule::sampled(s, key(0)));
+  std::uint64_t next = 0;
+  while (!Rule::sampled(s, next << 48)) ++next;
+  CHECK_FALSE(Rule::sampled_again(s, seen, (next << 48) | (std::uint64_t{5} << 32)));
+  CHECK(Rule::sampled_again(s, seen, (next << 48) | (std::uint64_t{5} << 32)));
+  for (int sample = 0; sample < 63; ++sample)
+    for (unsigned call = 0; call < Rule::kCallsPerSample; ++call) Rule::admit(s);
+  REQUIRE(Rule::sampled(s, key(0)));  // the first sample's class again, 64 samples on
+  CHECK_FALSE(Rule::sampled_again(s, seen, key(0)));
+}
