@@ -125,8 +125,9 @@ class SampleHash {
  public:
   // Each word rotated by its place (7 bits more a word: 64 places before one comes back) and folded
   // in by xor: two instructions a word, none waiting on the last. value() mixes them less than a
-  // key's hash does, enough for its use: the rule reads six of the top bits (admission.h), and a
-  // xor-shift then a multiplication make each of those depend on every bit of the sum.
+  // key's hash does, enough for its use: the rule reads six of the top bits and eight from bit 32
+  // (admission.h), and a xor-shift then a multiplication make each of those depend on every bit of
+  // the sum.
   [[gnu::always_inline]] void add(std::uint64_t word) noexcept {
     sum_ ^= word << (place_ & 63) | word >> ((64 - place_) & 63);
     place_ += 7;
