@@ -56,8 +56,9 @@ void* own_entry_point(EntryPoint entry) noexcept;
   CUDNN_FASTPATH_RESULT(library) function(const void* caller, CUDNN_FASTPATH_PARAMETERS(arguments)) noexcept;
 
 // A function of a copy of the shim as another copy reaches it: null where that copy has none of
-// its name. A follower writes the leader's before the mode word is published (mode.cpp), every
-// racing first call alike: relaxed, read after the mode word's acquire.
+// its name. A follower writes the leader's before the mode word is published (mode.cpp); a first
+// call that races it and loses writes the same values again, after: relaxed, read after the mode
+// word's acquire, each pointer whole whichever of the equal stores a reader sees.
 template <typename Function>
 class Reached {
  public:

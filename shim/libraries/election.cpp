@@ -39,16 +39,21 @@ const Dispatch* elect_leader() noexcept {
   if (!first_shim_copy(first) || first.base == self.base) return nullptr;
 
   // Another copy comes first. Its entry is looked up in that very object and must lie inside it;
-  // then each of its functions by name, once. A copy without this entry (one of an interface
-  // before it) is not followed.
-  void* handle = first.path[0] ? dlopen(first.path, RTLD_NOLOAD | RTLD_LAZY) : nullptr;
+  // then each of its functions by name, once, each kept only if it lies inside it too. A copy
+  // without this entry (one of an interface before it) is not followed. RTLD_NODELETE: the pointers
+  // are kept for good, so the leader stays mapped even if it was built without -z nodelete.
+  void* handle = first.path[0] ? dlopen(first.path, RTLD_NOLOAD | RTLD_NODELETE | RTLD_LAZY) : nullptr;
   void* entry = handle ? glibc_dlsym(handle, "cudnn_fastpath_dispatch_v2") : nullptr;
   if (handle) dlclose(handle);
   const auto address = reinterpret_cast<std::uintptr_t>(entry);
   bool reached = entry != nullptr && address >= first.begin && address < first.end;
   if (reached) {
     const auto lookup = reinterpret_cast<Lookup>(entry);
-    each_function(g_leading, [lookup](const char* name, auto& function) { function.set(lookup(name)); });
+    each_function(g_leading, [lookup, &first](const char* name, auto& function) {
+      void* answer = lookup(name);
+      const auto at = reinterpret_cast<std::uintptr_t>(answer);
+      function.set(at >= first.begin && at < first.end ? answer : nullptr);
+    });
     reached = answers_everything_passed_on(g_leading);
   }
   if (!reached) {

@@ -14,7 +14,8 @@
 //              nullable descriptor (Tout, Tnull, Actnull), a GEMM's type of C (Ctype)
 // A user of the table that needs only some fields takes the rest as `...`. cudnnSetStream is not
 // here: its fast path is written out in exports.cpp. An entry may go anywhere: another copy of the
-// shim reaches each function by its name (dispatch.h). Only the handles' and backend calls' names
+// shim reaches each function by its name (dispatch.h), so a name stands for its arguments (an entry
+// whose arguments change takes a new name). Only the handles' and backend calls' names
 // stay among the first 64 (callers.h keeps them in one word, and checks it).
 #ifndef CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
 #define CUDNN_FASTPATH_SHIM_ENTRY_POINTS_H_
