@@ -136,7 +136,12 @@ struct AdmissionRule {
   // sample moves on; two keys that share a bit (at most kCallsPerSample / Interval marks in
   // kSeenBits) let the second through at its first call, as sampled() would.
   static bool sampled_again(const AdmissionState& s, SampledSeen& seen, std::uint64_t hash) noexcept {
-    if (!sampled(s, hash)) return false;
+    return sampled(s, hash) && seen_before(s, seen, hash);
+  }
+  // Out of line: one call in Interval gets here, and the declined path that inlines the rest stays
+  // as short as sampled() alone left it.
+  [[gnu::noinline, gnu::cold]] static bool seen_before(const AdmissionState& s, SampledSeen& seen,
+                                                        std::uint64_t hash) noexcept {
     const std::uint8_t sample = static_cast<std::uint8_t>(s.hits & (Interval - 1u));
     if (seen.sample != sample) seen = SampledSeen{{}, sample};
     const unsigned bit = static_cast<unsigned>(hash >> 32) & (SampledSeen::kSeenBits - 1u);  // not sampled()'s bits

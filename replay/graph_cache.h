@@ -174,8 +174,10 @@ class GraphCache {
   }
 
   // A new entry for `key` (which has none: acquire() missed): a free entry, or one only the cache
-  // holds (clock with a second chance; entries holding a graph are passed over on the first lap),
-  // filled with `key`. Empty when every entry of its set is leased or doomed. `evicted` receives
+  // holds (clock with a second chance), filled with `key`. Entries holding a graph are passed over,
+  // their second chance kept, for two laps, while those without one (a key seen once or twice, a
+  // capture's worth of nothing yet) go first: a graph used every few calls stays however many keys
+  // that never come again pass through its set. Empty when every entry of its set is leased or doomed. `evicted` receives
   // the graph of an entry recycled to make room, if it had one.
   Lease insert(const Key& key, std::uint64_t hash, Released& evicted) noexcept {
     evicted = {};
@@ -186,15 +188,15 @@ class GraphCache {
       // Not a doomed one: its last holder is about to free it (free_entry() stores the word).
       if (references_of(word) == 0 && !(word & kDoomed) && claim(entries_[i], word)) return fill(i, hash, key);
     }
-    for (std::size_t step = 0; step < 3 * Ways; ++step) {
+    for (std::size_t step = 0; step < 4 * Ways; ++step) {
       // Relaxed: the hand only spreads the choice.
       const std::size_t i = first + hands_[set].fetch_add(1, std::memory_order_relaxed) % Ways;
       Entry& e = entries_[i];
       std::uint64_t word = e.word.load(std::memory_order_relaxed);
       const std::uint32_t references = references_of(word);
       if ((references != 0 && references != 1) || (word & kDoomed)) continue;
+      if (references == 1 && step < 2 * Ways && e.graph.load(std::memory_order_relaxed) != nullptr) continue;
       if (references == 1 && e.recently_used.exchange(0, std::memory_order_relaxed)) continue;
-      if (references == 1 && step < Ways && e.graph.load(std::memory_order_relaxed) != nullptr) continue;
       if (!claim(e, word)) continue;
       // Claimed with acquire: nobody holds it, so its graph is ours to hand back.
       evicted = {e.graph.exchange(nullptr, std::memory_order_relaxed), e.library.load(std::memory_order_relaxed),

@@ -22,6 +22,16 @@
 
 namespace cudnn_fastpath::shim {
 
+// Whether a call of a family goes through its graph cache (replay/admission.h; replay_engine.h's
+// admit() answers it before the key is written, so that a cache that backs off costs its declined
+// calls no key), and how the rule sees what it does there: kJudged (admitting, or a probe by count:
+// its hits and wastes judge the cache), kSampled (backing off, a sampled key seen before in the
+// sample: a launch of its graph is the rule's hit, what it evicts no waste), kShaped (backing off,
+// a call of a shape whose calls the shape cache took on this thread: to the shape cache alone,
+// nothing inserted, its launches no hit, for they tell nothing of the family's other calls),
+// kDeclined, or kDirect (no replay block, or inside one of the shim's captures or library calls).
+enum class Admitting : std::uint8_t { kJudged, kSampled, kShaped, kDeclined, kDirect };
+
 // One call, as the engine runs it.
 struct ReplayCall {
   Family family;
@@ -93,13 +103,14 @@ inline Outcome launch_refusal(const replay::GraphDriver& driver, const ReplayCal
 }
 
 // Launches `exec` on the call's stream: 0, or the family's "execution failed". `again`: the graph of
-// `entry` launched again after its capture (only that pays a capture back: the admission rule's hit).
+// that entry launched again after its capture (only that pays a capture back: the admission rule's
+// hit, unless the call is kShaped).
 inline int launch(const replay::GraphDriver& driver, CUgraphExec exec, const ReplayCall& call, std::uint32_t m,
-                  ReplayThread& t, GraphCache::Entry* again) noexcept {
+                  ReplayThread& t, GraphCache::Entry* again, Admitting admitting) noexcept {
   if (!replay::launch_graph(driver, exec, call.stream)) return call.launch_failed;
   if (again != nullptr) {
     again->note_launch();
-    t.admissions.hit(admitted_of(call.family));
+    if (admitting != Admitting::kShaped) t.admissions.hit(admitted_of(call.family));
   }
   count_outcome(m, call.family, Outcome::kLaunch);
   return 0;

@@ -61,11 +61,12 @@ __attribute__((cold, noinline)) int capture_and_launch(const ReplayCall& call, s
   e.graph.store(c.captured.exec, std::memory_order_relaxed);
   e.publish(Phase::kReady);
   count_outcome(m, call.family, Outcome::kCaptured);
-  return launch(binding->real, c.captured.exec, call, m, t, nullptr);
+  return launch(binding->real, c.captured.exec, call, m, t, nullptr, Admitting::kJudged);
 }
 
 // A ready entry: launch, unless a rule says direct.
-int launch_ready(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, ReplayThread& t) noexcept {
+int launch_ready(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, ReplayThread& t,
+                 Admitting admitting) noexcept {
   const replay::GraphDriver& driver = driver_of(e.library.load(std::memory_order_relaxed));
   if (const Outcome refusal = launch_refusal(driver, call, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed)));
       refusal != Outcome::kCount)
@@ -85,7 +86,7 @@ int launch_ready(const ReplayCall& call, std::uint32_t m, GraphCache::Entry& e, 
     e.recaptures.store(recaptures + 1, std::memory_order_relaxed);
     return capture_and_launch(call, m, e, t);
   }
-  return launch(driver, static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)), call, m, t, &e);
+  return launch(driver, static_cast<CUgraphExec>(e.graph.load(std::memory_order_relaxed)), call, m, t, &e, admitting);
 }
 
 // A call its shape's graph took: its family takes the shape's calls on this thread even while it
@@ -102,14 +103,14 @@ int replay_shaped(const Key& key, std::uint64_t hash, const ReplayCall& call, st
   if (GraphCache::Lease lease = cache.acquire(key, hash)) {
     GraphCache::Entry& e = cache.entry(lease);
     const bool ready = e.current_phase() == Phase::kReady;
-    const int status = ready ? launch_ready(call, m, e, t) : 0;
+    const int status = ready ? launch_ready(call, m, e, t, Admitting::kShaped) : 0;
     Released released;
     cache.release(lease, released);
     destroy_graph(released);
     if (ready) return status;
   }
   int status;
-  if (replay_by_shape(key, call, m, t, false, status, false)) return status;
+  if (replay_by_shape(key, call, m, t, Admitting::kShaped, status)) return status;
   return run_direct(call, m, counter_of(call.family, Outcome::kDeclined));
 }
 
@@ -142,7 +143,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   int status;
   switch (e.current_phase()) {
     case Phase::kReady:
-      status = launch_ready(call, m, e, *t);
+      status = launch_ready(call, m, e, *t, admitting);
       break;
     case Phase::kCounting: {
       // Relaxed: counts, ordered by nothing; two threads on one key (which the libraries forbid on
@@ -155,7 +156,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       }
       // Not seen often enough for a graph of its own: its shape's, pointed at its tensors, if
       // that may be.
-      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, judged, status)) {
+      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, admitting, status)) {
         if (!relocated) {
           e.relocated.store(true, std::memory_order_relaxed);
           note_shape_taken(call, *t);

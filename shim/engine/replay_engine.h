@@ -34,14 +34,9 @@
 
 namespace cudnn_fastpath::shim {
 
-// Whether a call of `family` goes through its graph cache (replay/admission.h), asked before its key
-// is written, so that a cache that backs off costs its declined calls no key: kJudged (admitting,
-// or a probe by count), kSampled (backing off, but the call is of a sampled key, seen before in the
-// sample: `sample()` is a hash of part of what its key holds, the same whenever the key comes,
-// computed only while the cache backs off), kShaped (backing off, but the call's shape, `shape_sample()`, is one whose
-// calls the shape cache took on this thread: it goes to the shape cache alone), kDeclined, or
-// kDirect (no replay block, or inside one of the shim's captures or library calls).
-enum class Admitting : std::uint8_t { kJudged, kSampled, kShaped, kDeclined, kDirect };
+// admit()'s answers are graph_launch.h's Admitting: `sample()` is a hash of part of what the call's
+// key holds, the same whenever the key comes, computed only while the cache backs off;
+// `shape_sample()` a hash of its shape's.
 
 // The bit of a thread's `relocating` word for a shape sample.
 constexpr std::uint64_t shape_bit(std::uint64_t shape_sample) noexcept { return std::uint64_t{1} << (shape_sample >> 58); }

@@ -116,7 +116,8 @@ struct Held {
   const Binding& binding;
   const std::uint64_t* tensors;
   int named;  // tensors
-  bool judged;
+  Admitting admitting;
+  bool judged() const { return admitting == Admitting::kJudged; }
 
   const GraphDriver& driver() const { return binding.real; }
   Shape* shape() const { return static_cast<Shape*>(e.extra.load(std::memory_order_relaxed)); }
@@ -126,7 +127,7 @@ struct Held {
   // weigh as an evicted graph's would (the cache sees no graph left to weigh).
   void give_up() {
     if (counting()) count(Counter::relocations_refused);
-    if (judged) {
+    if (judged()) {
       const Released spent{e.graph.load(std::memory_order_relaxed), 1, e.launches.load(std::memory_order_relaxed)};
       if (const unsigned waste = waste_of(call.family, spent); waste != 0) t.admissions.waste(admitted_of(call.family), waste);
     }
@@ -138,7 +139,9 @@ struct Held {
   bool counting() const { return (m & mode::kCounting) != 0; }
 
   // Launches `exec` for the call; `again`: the shape's graph launched again (the rule's hit).
-  int launch(CUgraphExec exec, bool again) { return shim::launch(driver(), exec, call, m, t, again ? &e : nullptr); }
+  int launch(CUgraphExec exec, bool again) {
+    return shim::launch(driver(), exec, call, m, t, again ? &e : nullptr, admitting);
+  }
 
   // A capture of the call, its graph kept and read; false (and nothing kept) when either failed.
   bool capture(replay::Captured& captured, GraphCopy*& copy) {
@@ -315,8 +318,9 @@ bool relocate(Held& h, int& status) {
 
 }  // namespace
 
-bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
-                     int& status, bool insert) noexcept {
+bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, Admitting admitting,
+                     int& status) noexcept {
+  const bool judged = admitting == Admitting::kJudged;
   if (key.tensor_count == 0 || t.capturing || !config().relocate) return false;
   const Binding* binding = driver_for(call.caller);
   if (binding == nullptr || !relocation_possible(binding->real)) return false;
@@ -329,7 +333,7 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   GraphCache& cache = g_shapes[static_cast<int>(call.family)];
   Released evicted;
   GraphCache::Lease lease = cache.acquire(shape, hash);
-  if (!lease && insert) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
+  if (!lease && admitting != Admitting::kShaped) lease = cache.insert(shape, hash, evicted);  // the handle is noted: the engine's insert did
   if (evicted.entry) {
     destroy_shape(evicted);
     // Only a shape's graph that did not repay its captures weighs: a shape evicted before its first
@@ -339,7 +343,7 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   }
   if (!lease) return false;
   GraphCache::Entry& e = cache.entry(lease);
-  Held h{e, call, m, t, *binding, tensors, key.tensor_count, judged};
+  Held h{e, call, m, t, *binding, tensors, key.tensor_count, admitting};
   bool taken = false;
   switch (e.current_phase()) {
     case Phase::kCounting:

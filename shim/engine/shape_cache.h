@@ -33,10 +33,11 @@
 namespace cudnn_fastpath::shim {
 
 // Whether the shape cache took `call` (key `key`, complete, with its tensors marked), with `status`
-// what the program gets; false: the caller runs it by pointer. `judged`: the admission rule judges
-// this call's outcomes; `insert`: a shape the cache does not hold is made (else the call is not taken).
-bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, bool judged,
-                     int& status, bool insert = true) noexcept;
+// what the program gets; false: the caller runs it by pointer. `admitting` (graph_launch.h): kJudged,
+// the admission rule judges this call's outcomes; kShaped, a shape the cache does not hold is not
+// made (the call is not taken) and its launches are no hit.
+bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, Admitting admitting,
+                     int& status) noexcept;
 
 // Forgets the shapes of `family`, as replay_engine.h's forget rules do its graphs: those whose key
 // starts with `handle`'s word; every one (the feature switched off). A forked child's are dropped.

@@ -987,7 +987,10 @@ TEST_CASE("relocation: shapes given up weigh their captures against the family's
 // Admission per shape (relocation_admission): a family backing off (seven matmuls that never repeat
 // to one of a steady shape whose output is new every call) still takes that shape's calls, which go
 // on relocating. Watched failing with admit() never answering kShaped (replay_engine.h): second-half
-// relocated 53 of 600, declined 4438; on the shim landed before issue 49, relocated 45.
+// relocated 53 of 600, declined 4438; on the shim landed before issue 49, relocated 45; with the
+// shape's launches counted as the rule's hits (graph_launch.h's launch()), which resumed the family
+// every other round: declined 555 to 640; with the graph cache's clock evicting the shape's graph
+// for keys that never repeat (graph_cache.h's insert()): relocated 0 in about one run of ten.
 TEST_CASE("relocation: a family that backs off still relocates the calls of a shape that relocates on the thread",
           "[blas][relocation][admission]") {
   const char* mode = GENERATE(from_range(kModes));
@@ -997,7 +1000,9 @@ TEST_CASE("relocation: a family that backs off still relocates the calls of a sh
   const long long half = o["rounds"] / 2;
   INFO("relocated " << o["second.shim.relocated"] << " of " << half << ", declined "
                     << o["second.shim.lt_matmul_declined"]);
-  CHECK(o["second.shim.lt_matmul_declined"] >= half / 2);  // the premise: the family backs off
+  // The premise: the family backs off, most of the seven others a round declined (the probes that
+  // land on the shape's calls resume it now and then: 2407 at the least in 140 runs).
+  CHECK(o["second.shim.lt_matmul_declined"] >= 3 * half);
   CHECK(10 * o["second.shim.relocated"] >= 9 * half);
 }
 
