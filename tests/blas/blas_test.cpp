@@ -1000,9 +1000,10 @@ TEST_CASE("relocation: a family that backs off still relocates the calls of a sh
   const long long half = o["rounds"] / 2;
   INFO("relocated " << o["second.shim.relocated"] << " of " << half << ", declined "
                     << o["second.shim.lt_matmul_declined"]);
-  // The premise: the family backs off, most of the seven others a round declined (the probes that
-  // land on the shape's calls resume it now and then: 2407 at the least in 140 runs).
-  CHECK(o["second.shim.lt_matmul_declined"] >= 3 * half);
+  // The premise: the family backs off, most of the seven others a round declined (a probe by count
+  // that lands on the shape's calls is a hit, and the rounds are eight calls, the probes 64 apart:
+  // some runs resume for a while, 1616 declined at the least in 300 runs, 4200 at the most).
+  CHECK(o["second.shim.lt_matmul_declined"] >= 2 * half);
   CHECK(10 * o["second.shim.relocated"] >= 9 * half);
 }
 
