@@ -189,7 +189,7 @@ void forget_graphs_of_handle(HandleOwner owner, const void* handle) noexcept {
     const auto family = static_cast<Family>(f);
     if (handle_owner_of(family) != owner || !g_seen_handles[f].maybe(handle)) continue;
     forget_graphs_where(family, [h](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == h; });
-    forget_shapes_of_handle(family, h);
+    forget_shapes_with_word(family, 0, h);
   }
 }
 

@@ -145,7 +145,9 @@ struct Held {
 
   // A capture of the call, its graph kept and read; false (and nothing kept) when either failed.
   bool capture(replay::Captured& captured, GraphCopy*& copy) {
-    const CallCapture c = capture_call(call, t, binding, nullptr, true);
+    // A call's host bytes (a pack's by-value tensors) are learnt into the entry: every capture of a
+    // shape is made with the bytes its first had (replay_by_shape compares them before any).
+    const CallCapture c = capture_call(call, t, binding, call.learn_host_bytes != nullptr ? &e : nullptr, true);
     if (c.captured.exec == nullptr) return false;
     const char* why = nullptr;
     copy = replay::read_graph(driver(), c.captured.graph, c.context, &why);
@@ -356,6 +358,10 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       if (!replay::in_context(binding->real, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))))
         break;  // (the program's capture was ruled out above)
       if (!e.begin_capture(Phase::kReady)) break;  // another thread holds it: by pointer
+      if (call.same_host_bytes != nullptr && !call.same_host_bytes(call.context, e)) {
+        e.publish(Phase::kReady);  // host bytes its graph did not bake in: by pointer
+        break;
+      }
       if (h.shape()->relocation != nullptr) {
         taken = relocate(h, status);
       } else if (same_tensors(tensors, h.shape()->first_tensors, h.named)) {
@@ -375,9 +381,9 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   return taken;
 }
 
-void forget_shapes_of_handle(Family family, std::uint64_t handle) noexcept {
+void forget_shapes_with_word(Family family, std::uint32_t word, std::uint64_t value) noexcept {
   g_shapes[static_cast<int>(family)].forget_if(
-      [handle](const GraphCache::StoredKey& k) { return k.length() > 0 && k[0] == handle; },
+      [word, value](const GraphCache::StoredKey& k) { return k.length() > word && k[word] == value; },
       [](const Released& r) { destroy_shape(r); });
 }
 

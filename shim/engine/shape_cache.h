@@ -39,9 +39,10 @@ namespace cudnn_fastpath::shim {
 bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, ReplayThread& t, Admitting admitting,
                      int& status) noexcept;
 
-// Forgets the shapes of `family`, as replay_engine.h's forget rules do its graphs: those whose key
-// starts with `handle`'s word; every one (the feature switched off). A forked child's are dropped.
-void forget_shapes_of_handle(Family family, std::uint64_t handle) noexcept;
+// Forgets the shapes of `family`, as replay_engine.h's forget rules do its graphs: those whose key's
+// word `word` is `value` (its handle, word 0; a backend plan, word 1); every one (the feature
+// switched off). A forked child's are dropped.
+void forget_shapes_with_word(Family family, std::uint32_t word, std::uint64_t value) noexcept;
 void forget_all_shapes(Family family) noexcept;
 
 }  // namespace cudnn_fastpath::shim

@@ -7,8 +7,9 @@
 // dimensions); at capture the bytes at those pointers (host memory, by the driver's memory type; a
 // device pointer is never read) are kept with the graph and compared at every launch (the engine
 // re-captures on a change, at most three times). A host pointer that is not a known by-value tensor:
-// direct for good. A graph is forgotten when its handle or plan is destroyed; the key names its pack
-// by the pack cache's instance, so the graphs of an evicted pack are never met again and age out.
+// direct for good. A graph and a shape are forgotten when their handle or plan is destroyed; the
+// key names the pack by its contents, so a graph outlives the real pack it was captured with (it
+// holds the pointers, never the pack) and serves the next pack of the same contents.
 #include "shim/families/backend_replay.h"
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "replay/seen_filter.h"
 #include "shim/engine/replay_engine.h"
 #include "shim/engine/replay_thread.h"
+#include "shim/engine/shape_cache.h"
 #include "shim/families/replay_call.h"
 #include "shim/libraries/mode.h"
 #include "shim/process/counters.h"
@@ -66,12 +68,17 @@ struct ByValueUid {
   std::atomic<std::uint32_t> size{0};
 };
 ByValueUid g_by_value[kByValueUids];
+// Whether any by-value uid was ever noted: a program that never made one (convolutions) pays no
+// lookup per tensor. Relaxed: a reader that misses the first note treats that uid's pointer as a
+// tensor, which the capture then refuses (learn_by_value: a host pointer of no known by-value uid).
+std::atomic<bool> g_any_by_value{false};
 
 std::size_t uid_home(std::int64_t uid) noexcept {
   return static_cast<std::size_t>((static_cast<std::uint64_t>(uid) * 0x9e3779b97f4a7c15ull) >> 58) & (kByValueUids - 1);
 }
 
 void publish_by_value(std::int64_t uid, std::uint32_t size) noexcept {
+  g_any_by_value.store(true, std::memory_order_relaxed);
   for (int step = 0; step < kByValueUids; ++step) {
     ByValueUid& slot = g_by_value[(uid_home(uid) + step) & (kByValueUids - 1)];
     // Acquire: pairs with the release below, so a ready slot's uid and size are read after it.
@@ -113,6 +120,22 @@ std::uint32_t by_value_size(std::int64_t uid) noexcept {
 bool learn_by_value(void* context, const RealSymbols& cuda, HostBytes& e);
 bool same_by_value(void* context, const HostBytes& e);
 
+// The by-value uids' size, or 0: the pointer is the pack's tensor.
+std::uint32_t by_value_of(std::int64_t uid) noexcept {
+  return __builtin_expect(g_any_by_value.load(std::memory_order_relaxed), 0) ? by_value_size(uid) : 0;
+}
+
+// What the shape of an execute is besides its tensors: the handle, the plan and the uids (which
+// tensor each pointer is). admit()'s shape sample.
+std::uint64_t execute_shape_sample(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
+                                   const packs::PackContents& contents) noexcept {
+  replay::SampleHash h;
+  h.add(reinterpret_cast<std::uintptr_t>(handle));
+  h.add(reinterpret_cast<std::uintptr_t>(plan));
+  for (std::int32_t i = 0; i < contents.uid_count; ++i) h.add(static_cast<std::uint64_t>(contents.uid(i)));
+  return h.value();
+}
+
 struct Execute {
   static constexpr Family kFamily = Family::backend;
   static constexpr bool kPastGate = false;  // variant_packs.cpp's execute has no gate of the families'
@@ -124,7 +147,6 @@ struct Execute {
   const RealSymbols& cudnn;
   cudnnHandle_t handle;
   cudnnBackendDescriptor_t plan, pack;
-  std::uint64_t pack_instance;  // the pack cache's name for the pack: the key's, not its address
   const packs::PackContents& contents;
   cudaStream_t program_stream = nullptr;
 
@@ -134,14 +156,30 @@ struct Execute {
     return handle_stream(cudnn, handle, m, program_stream) && cudnn.cudnnSetStream != nullptr;
   }
   CUstream stream() const noexcept { return reinterpret_cast<CUstream>(program_stream); }
+  // The handle, the plan, then the pack's contents (never its address): its counts, its uids, its
+  // pointers (each a tensor the shape cache may move, but a by-value one: a host pointer, whose
+  // bytes the entry compares), and its workspace, a tensor too. The real pack is not in it: a
+  // graph does what the contents say whichever pack of them was executed.
   void write_key(Key& key) const noexcept {
+    const std::int32_t n = contents.uid_count;
     key.add_pointer(handle);
     key.add_pointer(plan);
-    key.add(pack_instance);
+    key.add(static_cast<std::uint64_t>(static_cast<std::uint16_t>(n)) |
+            static_cast<std::uint64_t>(static_cast<std::uint16_t>(contents.pointer_count)) << 16 |
+            std::uint64_t{contents.has_workspace} << 32);
+    for (std::int32_t i = 0; i < n; ++i) key.add(static_cast<std::uint64_t>(contents.uid(i)));
+    for (std::int32_t i = 0; i < contents.pointer_count; ++i) {
+      if (i < n && by_value_of(contents.uid(i)) != 0) key.add_pointer(contents.pointer(i));
+      else key.add_tensor(contents.pointer(i));
+    }
+    if (contents.workspace != nullptr) key.add_tensor(contents.workspace);
+    else key.add(0);
   }
   static int run(void* context, CUstream) { return static_cast<const Execute*>(context)->direct(); }
-  // An execute's key names its pack: it has no tensors, and no shape to relocate.
-  static std::uint64_t shape_sample(const void*) { return 0; }
+  static std::uint64_t shape_sample(const void* context) {
+    const Execute& x = *static_cast<const Execute*>(context);
+    return execute_shape_sample(x.handle, x.plan, x.contents);
+  }
   static int enter(void* context, CUstream capture) {
     const Execute& x = *static_cast<const Execute*>(context);
     return point_handle_at(x.cudnn, x.handle, capture);
@@ -203,22 +241,23 @@ void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* valu
   const auto v = reinterpret_cast<std::uintptr_t>(value);
   forget_graphs_where(Family::backend,
                       [word, v](const GraphCache::StoredKey& k) { return k.length() > word && k[word] == v; });
+  forget_shapes_with_word(Family::backend, word, v);  // a shape's key keeps the handle and plan words
 }
 
 }  // namespace
 
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
-                                  std::uint64_t pack_instance, const packs::PackContents& contents,
-                                  std::uint32_t m) noexcept {
-  const Execute call{caller, cudnn.real, handle, plan, pack, pack_instance, contents};
+                                  const packs::PackContents& contents, std::uint32_t m) noexcept {
+  const Execute call{caller, cudnn.real, handle, plan, pack, contents};
   auto sample = [&] {  // the key's hash: a sampled key is the same whatever comes between its calls
     Key key;
     call.write_key(key);
     return key.hash();
   };
   return static_cast<cudnnStatus_t>(
-      replay_call<Execute>(m, sample, [] { return std::uint64_t{0}; }, [&] { return call.direct(); }, [&] { return call; }));
+      replay_call<Execute>(m, sample, [&] { return execute_shape_sample(handle, plan, contents); },
+                           [&] { return call.direct(); }, [&] { return call; }));
 }
 
 void note_tensor_attribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,

@@ -1,10 +1,11 @@
-// Replay of cuDNN's backend execute: a steady execute of a cached variant pack becomes one CUDA
-// graph launch (the replay engine, replay_engine.h).
+// Replay of cuDNN's backend execute: a steady execute of a proxied variant pack becomes one CUDA
+// graph launch (the replay engine, replay_engine.h), and one whose tensors moved a launch of its
+// shape's graph pointed at them (shape_cache.h).
 //
-// A cached pack makes a (handle, plan, real pack) triple stable from one op to the next, and the
-// execute is a pure function of that triple, the handle's stream, and the by-value tensors it
-// reads from host memory: the triple is the key, the by-value bytes are the host bytes the engine
-// compares at each launch.
+// An execute is a pure function of its handle, its plan, the pack's contents (uids, pointers,
+// workspace), the handle's stream, and the by-value tensors it reads from host memory: the first
+// three are the key (the pack's pointers and workspace its tensors), the by-value bytes are the
+// host bytes the engine compares at each launch.
 #pragma once
 
 #include <cudnn.h>
@@ -16,15 +17,11 @@
 
 namespace cudnn_fastpath::shim {
 
-// cudnnBackendExecute of `plan` with `pack`, a cached finalized pack holding `contents`, made by
-// `cudnn`, which the pack cache holds as `pack_instance` (its entry and that entry's generation:
-// never the same for two packs, however their addresses come back, so that a graph of an evicted
-// pack is never met again and needs no forgetting); the graphs feature is on (mode `m`). Returns
-// what the program gets.
+// cudnnBackendExecute of `plan` with `pack`, the finalized real pack of a proxy that recorded
+// `contents`, made by `cudnn`; the graphs feature is on (mode `m`). Returns what the program gets.
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
                                   cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
-                                  std::uint64_t pack_instance, const packs::PackContents& contents,
-                                  std::uint32_t m) noexcept;
+                                  const packs::PackContents& contents, std::uint32_t m) noexcept;
 
 // A successful cudnnBackendSetAttribute on a descriptor that is not a proxy: the tensor
 // attributes that say which uids are by-value, and their sizes, are noted (by-value tensors are

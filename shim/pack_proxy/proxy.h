@@ -31,6 +31,7 @@ struct alignas(64) Proxy {
   // thread reads a defined value.
   std::atomic<State> state_word;
   bool private_pack;               // `pack` is this proxy's alone (destroyed with it)
+  bool uncached;                   // made while the cache backed off: its finalize inserts nothing
   const Binding* library;          // the cuDNN the proxy was created through
   cudnnBackendDescriptor_t pack;   // the real pack, once there is one
   PackCache::Lease lease;          // the cache entry it holds, if finalized from the cache
@@ -75,6 +76,7 @@ inline Proxy* make_proxy(const Binding& library) noexcept {
     if (p == nullptr) return nullptr;
   }
   p->private_pack = false;
+  p->uncached = false;
   p->library = &library;
   p->pack = nullptr;
   p->lease = {};

@@ -155,7 +155,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
   }
   if (counting(m)) count(Counter::pack_misses);
   Cache::Evicted evicted;
-  p.lease = g_cache.insert(p.recorded, library, made, evicted);
+  p.lease = p.uncached ? Cache::Lease{} : g_cache.insert(p.recorded, library, made, evicted);
   p.pack = made;
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
@@ -225,14 +225,20 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_create_descriptor(const void* caller, c
       !proxies || real.cudnnBackendFinalize == nullptr)
     return real.cudnnBackendCreateDescriptor(type, descriptor);
   // The cache backing off (its packs were evicted before they were used again): a real pack, as
-  // with the cache switched off, but for a probe now and then.
+  // with the cache switched off, but for a probe now and then; still a proxy, kept out of the cache,
+  // while the thread relocates executes (fresh activations: every pack new, its execute a launch of
+  // its shape's graph, which needs the contents a proxy records).
+  bool uncached = false;
   if (ReplayThread* t = replay_thread();
       t != nullptr && !t->admissions.admit(Admitted::kPacks)) {
     if (counting(m)) count(Counter::packs_declined);
-    return real.cudnnBackendCreateDescriptor(type, descriptor);
+    if (!(m & mode::kGraphs) || t->relocating[static_cast<int>(Admitted::backend)] == 0)
+      return real.cudnnBackendCreateDescriptor(type, descriptor);
+    uncached = true;
   }
   Proxy* p = make_proxy(library);
   if (p == nullptr) return real.cudnnBackendCreateDescriptor(type, descriptor);
+  p->uncached = uncached;
   note_cudnn_call();
   g_fork_reset.register_once();
   if (counting(m)) count(Counter::packs_proxied);
@@ -415,10 +421,8 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
   const Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
   if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
       p->library->real.cudnnBackendExecute != nullptr) {
-    // A pack from the cache is stable from one op to the next: its executes may be replayed.
-    if ((m & mode::kGraphs) && p->lease)
-      return execute_with_graphs(caller, *p->library, handle, plan, p->pack,
-                                 std::uint64_t{p->lease.generation} << 32 | p->lease.entry_plus_one, p->recorded, m);
+    // The proxy knows the pack's contents, which are what the execute's key holds.
+    if (m & mode::kGraphs) return execute_with_graphs(caller, *p->library, handle, plan, p->pack, p->recorded, m);
     return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
   }
   return backend_execute_general(caller, handle, plan, pack);

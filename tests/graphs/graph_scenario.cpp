@@ -81,6 +81,8 @@ const scenario_main::Case kCases[] = {
     {"host_pointer", host_pointer}, {"forget", forget},               {"fork", fork_child},
     {"other_context", other_context}, {"failures", failures},         {"threads", threads},
     {"ab_blocks", ab_blocks}, {"miss_heavy_fresh", miss_heavy_fresh}, {"miss_heavy_cycling", miss_heavy_cycling},
+    {"relocation", relocation}, {"fresh_packs", fresh_packs},
+    {"relocation_by_value", relocation_by_value},
 };
 
 }  // namespace

@@ -97,12 +97,19 @@ struct Counts {
 };
 
 // Whether the stub ran `plan` with exactly `c` on this thread last; by-value tensors (the scaled
-// plan's uid 4) with the bytes at their pointers now.
+// plan's uid 7) with the bytes at their pointers now (their pointers too, but where the stub's
+// kernels ran a replay: those carry the bytes alone).
 inline bool ran_as_made(cudnnBackendDescriptor_t plan, const Contents& c) {
   const StubBackendExecution e = g_thread_last();
   if (e.plan != plan || e.tensor_count != c.count || e.workspace != c.workspace) return false;
+  const auto by_value = [&e](std::int64_t uid) {
+    for (std::int64_t k = 0; k < e.by_value_count; ++k)
+      if (e.by_value_uids[k] == uid) return true;
+    return false;
+  };
   for (std::int64_t i = 0; i < c.count; ++i)
-    if (e.uids[i] != c.uids[i] || e.pointers[i] != c.pointers[i]) return false;
+    if (e.uids[i] != c.uids[i] || (e.pointers[i] != c.pointers[i] && !(e.pointers[i] == nullptr && by_value(e.uids[i]))))
+      return false;
   for (std::int64_t k = 0; k < e.by_value_count; ++k)
     for (std::int64_t i = 0; i < c.count; ++i)
       if (c.uids[i] == e.by_value_uids[k]) {
@@ -277,5 +284,8 @@ int threads();
 int ab_blocks();
 int miss_heavy_fresh();
 int miss_heavy_cycling();
+int relocation();
+int fresh_packs();
+int relocation_by_value();
 
 }  // namespace graph_scenario

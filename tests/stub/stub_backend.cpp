@@ -15,6 +15,7 @@
 
 #include "tests/stub/stub_backend_control.h"
 #include "tests/stub/stub_cuda.h"
+#include "tests/stub/stub_styled_kernels.h"
 
 // The driver stub, when the process has one (a weak reference: the stub libcudnn does not need it).
 extern "C" __attribute__((weak)) int stubcuda_capture_node(CUstream, void (*)(const void*), const void*, std::size_t);
@@ -384,20 +385,140 @@ void read_by_value(const StubDescriptor& plan, const Attribute& uids, const Attr
   }
 }
 
-// A captured execute, run by a launch of a graph made from it: exactly the execute recorded.
+// A captured execute, run by a launch of a graph made from it: exactly the execute recorded. Its
+// handle and plan must still be the ones captured (a plan's kernels go with it); its pack need not
+// be: the graph holds the pack's pointers, not the pack, as cuDNN's kernels do.
 void replay_execution(const void* blob) {
   StubBackendExecution e;
   std::memcpy(&e, blob, sizeof e);
   e.replayed = 1;
   std::lock_guard<std::mutex> guard(g_lock);
   const StubDescriptor* plan = live(e.plan);
-  const StubDescriptor* pack = live(e.variant_pack);
-  if (plan == nullptr || plan->serial != e.plan_serial || pack == nullptr || pack->serial != e.pack_serial ||
-      stubcudnn_handle_serial(e.handle) != e.handle_serial)
+  if (plan == nullptr || plan->serial != e.plan_serial || stubcudnn_handle_serial(e.handle) != e.handle_serial)
     ++g_stale_replays;
   ++g_runs;
   ++g_replays;
   g_last_execution = t_last_execution = e;
+}
+
+// ---- executes as kernels (stubbackend_set_kernel_style) ----------------------------------------
+
+std::atomic<int> g_kernel_style{STUBBACKEND_OPAQUE};
+
+// What decides an execute's work as its kernels carry it (stub_styled_kernels.h): the plan's and
+// the handle's identity, the pack's uids and pointers, the last tensor its output and the others
+// its inputs (the stub's convention), the workspace, and the by-value tensors' bytes (their
+// pointers zeroed: cuDNN bakes the values in). Never the pack itself.
+struct KernelBlob {
+  std::uint64_t handle_serial, plan_serial;
+  std::int64_t engine, tensor_count;
+  std::int64_t uids[16];
+  const void* inputs[15];
+  void* output;
+  void* workspace;
+  std::int64_t by_value_count;
+  std::int64_t by_value_uids[4];
+  std::uint64_t by_value_bits[4];
+  cudnnHandle_t handle;
+  cudnnBackendDescriptor_t plan;
+};
+static_assert(sizeof(KernelBlob) % 8 == 0, "a blob is whole 8-byte words");
+
+// The kernels' scratch memory when the workspace is too small for it.
+alignas(256) unsigned char g_kernel_scratch[stubkernels::kScratchBytes];
+
+std::uint64_t kernel_read_inputs(const void* blob, std::uint64_t h) {
+  for (const void* input : static_cast<const KernelBlob*>(blob)->inputs) h = stubkernels::add_read(h, input);
+  return h;
+}
+
+void kernel_write_outputs(const void* blob, std::uint64_t digest) {
+  stubkernels::write_digest(static_cast<const KernelBlob*>(blob)->output, digest);
+}
+
+// A graph launch ran a captured execute's last kernel: recorded from the blob as the kernel saw it
+// (a run at the call is recorded by run_plan, with its pack).
+void kernel_ran(const void* blob, std::uint64_t, bool replayed) {
+  if (!replayed) return;
+  const KernelBlob& k = *static_cast<const KernelBlob*>(blob);
+  StubBackendExecution e{};
+  e.handle = k.handle;
+  e.plan = k.plan;
+  e.engine = k.engine;
+  e.tensor_count = k.tensor_count;
+  for (std::int64_t i = 0; i < k.tensor_count && i < 16; ++i) {
+    e.uids[i] = k.uids[i];
+    e.pointers[i] = i + 1 < k.tensor_count ? const_cast<void*>(k.inputs[i]) : k.output;
+  }
+  e.workspace = k.workspace;
+  e.kind = STUBBACKEND_EXECUTE;
+  e.by_value_count = k.by_value_count;
+  std::memcpy(e.by_value_uids, k.by_value_uids, sizeof e.by_value_uids);
+  std::memcpy(e.by_value_bits, k.by_value_bits, sizeof e.by_value_bits);
+  e.replayed = 1;
+  e.stream = stubcudnn_handle_stream(k.handle);
+  e.handle_serial = k.handle_serial;
+  e.plan_serial = k.plan_serial;
+  std::lock_guard<std::mutex> guard(g_lock);
+  const StubDescriptor* plan = live(k.plan);
+  if (plan == nullptr || plan->serial != k.plan_serial || stubcudnn_handle_serial(k.handle) != k.handle_serial)
+    ++g_stale_replays;
+  ++g_runs;
+  ++g_replays;
+  g_last_execution = t_last_execution = e;
+}
+
+const stubkernels::Kernels& execute_kernels() {
+  static const stubkernels::Kernels* const made = [] {  // never freed: graphs may hold its kernels
+    stubkernels::Family family{"cudnn_backend_execute", sizeof(KernelBlob), {},
+                               static_cast<std::uint32_t>(offsetof(KernelBlob, inputs)),
+                               static_cast<std::uint32_t>(offsetof(KernelBlob, inputs) + 8),
+                               static_cast<std::uint32_t>(offsetof(KernelBlob, output)), false,
+                               kernel_read_inputs, kernel_write_outputs, kernel_ran};
+    for (std::uint32_t offset = 0; offset < sizeof(KernelBlob); offset += 8) family.blob_params.push_back({offset, 8});
+    return new stubkernels::Kernels(std::move(family));
+  }();
+  return *made;
+}
+
+// An execute of `e` (filled in by run_plan, its pack's contents in `uids` and `pointers`) as
+// kernels in the chosen style, run at once or recorded into its stream's capture: true when
+// recorded. `reference`: run at once whatever the stream, recording nothing.
+bool launch_kernels(const StubBackendExecution& e, std::int64_t workspace_bytes, bool reference) {
+  KernelBlob b;
+  std::memset(&b, 0, sizeof b);
+  b.handle_serial = e.handle_serial;
+  b.plan_serial = e.plan_serial;
+  b.engine = e.engine;
+  b.tensor_count = e.tensor_count;
+  stubkernels::Call call{};
+  for (std::int64_t i = 0; i < e.tensor_count; ++i) {
+    b.uids[i] = e.uids[i];
+    bool by_value = false;
+    for (std::int64_t k = 0; k < e.by_value_count; ++k) by_value = by_value || e.by_value_uids[k] == e.uids[i];
+    void* pointer = by_value ? nullptr : e.pointers[i];
+    const std::size_t field = i + 1 < e.tensor_count ? offsetof(KernelBlob, inputs) + 8 * i : offsetof(KernelBlob, output);
+    std::memcpy(reinterpret_cast<unsigned char*>(&b) + field, &pointer, sizeof pointer);
+    if (pointer != nullptr) call.tensor_fields[call.tensor_count++] = static_cast<std::uint32_t>(field);
+  }
+  b.workspace = e.workspace;
+  b.by_value_count = e.by_value_count;
+  std::memcpy(b.by_value_uids, e.by_value_uids, sizeof b.by_value_uids);
+  std::memcpy(b.by_value_bits, e.by_value_bits, sizeof b.by_value_bits);
+  b.handle = e.handle;
+  b.plan = e.plan;
+  call.blob = &b;
+  const auto inside = [](const void* tensor) {  // a pointer to the tensor's second tile
+    return tensor == nullptr ? 0 : reinterpret_cast<std::uintptr_t>(tensor) + 256;
+  };
+  call.interior[0] = inside(b.inputs[0]);
+  call.interior[1] = inside(b.output);
+  call.scratch = e.workspace != nullptr && workspace_bytes >= static_cast<std::int64_t>(stubkernels::kScratchBytes)
+                     ? e.workspace
+                     : g_kernel_scratch;
+  call.stream = reinterpret_cast<CUstream>(e.stream);
+  call.reference = reference;
+  return execute_kernels().launch(static_cast<StubKernelStyle>(g_kernel_style.load()), call);
 }
 
 // The checks cudnnBackendExecute, cudnnBackendPopulateCudaGraph and cudnnBackendUpdateCudaGraph
@@ -452,6 +573,15 @@ cudnnStatus_t run_plan(StubBackendCallKind kind, cudnnHandle_t handle,
   e.pack_serial = pack->serial;
   read_by_value(*plan, uids, pointers, e);
   if (kind != STUBBACKEND_EXECUTE) return g_execute_status;
+  if (g_kernel_style.load() != STUBBACKEND_OPAQUE && g_execute_status == CUDNN_STATUS_SUCCESS) {
+    if (launch_kernels(e, g_engines[config->engine].workspace, false)) {
+      ++g_captured;
+      return CUDNN_STATUS_SUCCESS;
+    }
+    ++g_runs;
+    g_last_execution = t_last_execution = e;
+    return CUDNN_STATUS_SUCCESS;
+  }
   // On a capturing stream (the driver stub loaded), the execute is recorded, not run.
   if (g_execute_status == CUDNN_STATUS_SUCCESS && stubcuda_capture_node != nullptr &&
       stubcuda_capture_node(reinterpret_cast<CUstream>(e.stream), replay_execution, &e, sizeof e) == 1) {
@@ -588,6 +718,45 @@ void CUDNNWINAPI cudnnGetLastErrorString(char* message, size_t max_size) {
   g_last_error_reads.fetch_add(1, std::memory_order_relaxed);
   if (message == nullptr || max_size == 0) return;
   std::snprintf(message, max_size, "%s", t_last_error);
+}
+
+int stubbackend_set_kernel_style(int style) {
+  if (style < STUBBACKEND_OPAQUE || style >= STUB_KERNEL_STYLES) return -2;
+  return g_kernel_style.exchange(style);
+}
+
+cudnnStatus_t stubbackend_reference_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan_descriptor,
+                                            std::int64_t count, const std::int64_t* uids, void* const* pointers,
+                                            void* workspace) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  const StubDescriptor* plan = live(plan_descriptor);
+  if (plan == nullptr || plan->type != CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR || !plan->finalized || count < 1 ||
+      count > 16 || uids == nullptr || pointers == nullptr)
+    return CUDNN_STATUS_BAD_PARAM;
+  const auto bytes_of = [count](const void* array, std::size_t size) {
+    const auto* first = static_cast<const unsigned char*>(array);
+    return std::vector<unsigned char>(first, first + count * size);
+  };
+  const Attribute uid_array{CUDNN_TYPE_INT64, count, bytes_of(uids, sizeof *uids)};
+  const Attribute pointer_array{CUDNN_TYPE_VOID_PTR, count, bytes_of(pointers, sizeof *pointers)};
+  const StubDescriptor* config = referenced(*plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG);
+  StubBackendExecution e{};
+  e.handle = handle;
+  e.plan = plan_descriptor;
+  e.engine = config->engine;
+  e.tensor_count = count;
+  for (std::int64_t i = 0; i < count; ++i) {
+    e.uids[i] = uids[i];
+    e.pointers[i] = pointers[i];
+  }
+  e.workspace = workspace;
+  e.kind = STUBBACKEND_EXECUTE;
+  e.stream = stubcudnn_handle_stream(handle);
+  e.handle_serial = stubcudnn_handle_serial(handle);
+  e.plan_serial = plan->serial;
+  read_by_value(*plan, uid_array, pointer_array, e);
+  launch_kernels(e, g_engines[config->engine].workspace, true);
+  return CUDNN_STATUS_SUCCESS;
 }
 
 StubBackendCounters stubbackend_counters(void) {

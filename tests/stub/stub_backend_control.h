@@ -32,7 +32,8 @@ struct StubBackendCounters {
   std::uint64_t runs;            // executes that ran: directly, or replayed by a graph launch
   std::uint64_t captured;        // executes recorded into a capture
   std::uint64_t replays;         // executes run by a graph launch
-  std::uint64_t stale_replays;   // replays whose handle, plan or pack is gone, or another now
+  std::uint64_t stale_replays;   // replays whose handle or plan is gone, or another now (not the
+                                 // pack: a graph holds its pointers, as cuDNN's kernels do)
 };
 StubBackendCounters stubbackend_counters(void);
 
@@ -98,6 +99,23 @@ struct StubBackendExecution {
   cudaStream_t stream;             // the handle's stream when the execute was made
   std::uint64_t handle_serial, plan_serial, pack_serial;  // tell descriptors at one address apart
 };
+// How an execute does its work: STUBBACKEND_OPAQUE (the default), one node of the stub driver's
+// own that replays the recorded execute (a host node to the driver's API, whose work no update can
+// move), or a kernel style (stub_kernel_style.h): the execute's kernels (stub_styled_kernels.h)
+// carry its plan's and handle's serials, the pack's uids and pointers (its last tensor the output,
+// the others inputs; a by-value tensor's pointer zeroed, its bytes carried), the workspace and the
+// by-value bytes, and write a digest of them and of the inputs' first 8 bytes into the output's
+// first 8 bytes. A replayed execute is recorded (stubbackend_last_execution) from the blob its
+// kernels saw: its variant_pack is null, a by-value tensor's pointer too. Returns the style before,
+// or -2 for a style that is none of these.
+enum { STUBBACKEND_OPAQUE = -1 };
+int stubbackend_set_kernel_style(int style);
+// The kernels' run of plan `plan` on `count` tensors (uids, pointers) and `workspace`, at once and
+// recording nothing, in the current kernel style: the digest a correct execute of them writes now.
+// CUDNN_STATUS_BAD_PARAM for a plan that is not a live finalized one, or a count outside 1 to 16.
+cudnnStatus_t stubbackend_reference_execute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan, std::int64_t count,
+                                            const std::int64_t* uids, void* const* pointers, void* workspace);
+
 // The last cudnnBackendExecute that passed the stub's checks and ran (directly or replayed).
 StubBackendExecution stubbackend_last_execution(void);
 // The same, of those run on the calling thread.
