@@ -41,6 +41,10 @@ struct ReplayKey {
     if (tensor_count < kMaxTensors && length < MaxWords) tensor_at[tensor_count++] = static_cast<std::uint16_t>(length);
     add_pointer(pointer);
   }
+  // Word `at`, already written, is a tensor's address (past kMaxTensors, a plain word).
+  void mark_tensor(std::uint32_t at) noexcept {
+    if (tensor_count < kMaxTensors) tensor_at[tensor_count++] = static_cast<std::uint16_t>(at);
+  }
   // N tensors at once, in order, with one look at the room left (a matmul's A, B, C, D and
   // workspace); past kMaxTensors, one by one.
   template <std::size_t N>

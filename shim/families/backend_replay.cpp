@@ -120,11 +120,6 @@ std::uint32_t by_value_size(std::int64_t uid) noexcept {
 bool learn_by_value(void* context, const RealSymbols& cuda, HostBytes& e);
 bool same_by_value(void* context, const HostBytes& e);
 
-// The by-value uids' size, or 0: the pointer is the pack's tensor.
-std::uint32_t by_value_of(std::int64_t uid) noexcept {
-  return __builtin_expect(g_any_by_value.load(std::memory_order_relaxed), 0) ? by_value_size(uid) : 0;
-}
-
 // What the shape of an execute is besides its tensors: the handle, the plan and the uids (which
 // tensor each pointer is). admit()'s shape sample.
 std::uint64_t execute_shape_sample(cudnnHandle_t handle, cudnnBackendDescriptor_t plan,
@@ -160,20 +155,44 @@ struct Execute {
   // pointers (each a tensor the shape cache may move, but a by-value one: a host pointer, whose
   // bytes the entry compares), and its workspace, a tensor too. The real pack is not in it: a
   // graph does what the contents say whichever pack of them was executed.
+  // Written in one piece: one look at the room left, then each word in place, in one pass over the
+  // pack's tensors (a uid beside its pointer), the tensors' marks kept in a local and stored once (a
+  // mark is a byte store, which may alias any word of the key).
   void write_key(Key& key) const noexcept {
-    const std::int32_t n = contents.uid_count;
-    key.add_pointer(handle);
-    key.add_pointer(plan);
-    key.add(static_cast<std::uint64_t>(static_cast<std::uint16_t>(n)) |
-            static_cast<std::uint64_t>(static_cast<std::uint16_t>(contents.pointer_count)) << 16 |
-            std::uint64_t{contents.has_workspace} << 32);
-    for (std::int32_t i = 0; i < n; ++i) key.add(static_cast<std::uint64_t>(contents.uid(i)));
-    for (std::int32_t i = 0; i < contents.pointer_count; ++i) {
-      if (i < n && by_value_of(contents.uid(i)) != 0) key.add_pointer(contents.pointer(i));
-      else key.add_tensor(contents.pointer(i));
+    const std::int32_t n = contents.uid_count, pointers = contents.pointer_count;
+    const std::uint32_t start = key.length;
+    std::uint64_t* const w = key.extend(static_cast<std::uint32_t>(4 + n + pointers));
+    if (w == nullptr) return;
+    w[0] = reinterpret_cast<std::uintptr_t>(handle);
+    w[1] = reinterpret_cast<std::uintptr_t>(plan);
+    w[2] = static_cast<std::uint64_t>(static_cast<std::uint16_t>(n)) |
+           static_cast<std::uint64_t>(static_cast<std::uint16_t>(pointers)) << 16 |
+           std::uint64_t{contents.has_workspace} << 32;
+    w[3 + n + pointers] = reinterpret_cast<std::uintptr_t>(contents.workspace);
+    const std::uint32_t first = start + 3 + static_cast<std::uint32_t>(n);  // the first pointer's word
+    if (__builtin_expect(n != pointers || key.tensor_count + pointers + 1 > Key::kMaxTensors ||
+                             g_any_by_value.load(std::memory_order_relaxed),
+                         0))
+      return write_tensors_one_by_one(key, w, first);
+    std::uint8_t marked = key.tensor_count;
+    for (std::int32_t i = 0; i < n; ++i) {
+      w[3 + i] = static_cast<std::uint64_t>(contents.uid(i));
+      w[3 + n + i] = reinterpret_cast<std::uintptr_t>(contents.pointer(i));
+      key.tensor_at[marked++] = static_cast<std::uint16_t>(first + i);
     }
-    if (contents.workspace != nullptr) key.add_tensor(contents.workspace);
-    else key.add(0);
+    if (contents.workspace != nullptr) key.tensor_at[marked++] = static_cast<std::uint16_t>(first + pointers);
+    key.tensor_count = marked;
+  }
+  // The same, where the counts differ, the marks would not fit, or a pointer may be a by-value
+  // tensor's (a plain word).
+  [[gnu::noinline]] void write_tensors_one_by_one(Key& key, std::uint64_t* w, std::uint32_t first) const noexcept {
+    const std::int32_t n = contents.uid_count, pointers = contents.pointer_count;
+    for (std::int32_t i = 0; i < n; ++i) w[3 + i] = static_cast<std::uint64_t>(contents.uid(i));
+    for (std::int32_t i = 0; i < pointers; ++i) {
+      w[3 + n + i] = reinterpret_cast<std::uintptr_t>(contents.pointer(i));
+      if (!(i < n && by_value_size(contents.uid(i)) != 0)) key.mark_tensor(first + static_cast<std::uint32_t>(i));
+    }
+    if (contents.workspace != nullptr) key.mark_tensor(first + static_cast<std::uint32_t>(pointers));
   }
   static int run(void* context, CUstream) { return static_cast<const Execute*>(context)->direct(); }
   static std::uint64_t shape_sample(const void* context) {
