@@ -207,6 +207,26 @@ TEST_CASE("relocation: backend executes with a new input and output every call, 
   }
 }
 
+// Verify mode checks each relocated execute against a fresh capture (none differs), and
+// `--no-relocation` turns it off (every execute by pointer: each key runs once, directly).
+TEST_CASE("relocation: backend executes verified against fresh captures, and none with relocation off",
+          "[graphs][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const std::string prefix = "relocation.";
+  const Outcome verified = run(mode, "relocation", {.env = {{"CUDNN_FASTPATH_VERIFY", "1"}}});
+  check_sound(verified, prefix);
+  CHECK(count_lines_containing(verified.process.err, "verify:") == 0);
+  CHECK(10 * verified["relocation.launches"] >= 9 * verified["relocation.calls"]);
+  CHECK(verified["relocation.captures"] >= verified["relocation.launches"]);  // a fresh capture each
+
+  const Outcome off = run(mode, "relocation", {.env = {kByPointerOnly}});
+  check_sound(off, prefix);
+  CHECK(off["relocation.node_updates"] == 0);
+  CHECK(off["relocation.launches"] == 0);
+  CHECK(off["relocation.runs"] == off["relocation.calls"]);
+}
+
 // Every pack new (fresh activations): the pack cache fills with packs never used again and backs
 // off, and its proxies go on, kept out of it, while the thread relocates executes. Watched failing
 // with the cache's declined packs made real (1,177 of 1,500): 321 launched.
