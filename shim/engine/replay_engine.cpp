@@ -95,6 +95,12 @@ void note_shape_taken(const ReplayCall& call, ReplayThread& t) noexcept {
   t.relocating[static_cast<int>(admitted_of(call.family))] |= shape_bit(call.shape_sample(call.context));
 }
 
+// Whether the call's shape took a call of its family on this thread (or shares its bit with one).
+bool relocates_on(const ReplayCall& call, const ReplayThread& t) noexcept {
+  const std::uint64_t relocating = t.relocating[static_cast<int>(admitted_of(call.family))];
+  return relocating != 0 && (relocating & shape_bit(call.shape_sample(call.context))) != 0;
+}
+
 // A call of a relocating shape while its family backs off: a graph of its key if there is one, else
 // its shape's if the shape cache holds it; neither, it runs directly, declined. Nothing is inserted
 // (a call of another shape that shares the bit costs its key and two looks, no more).
@@ -127,7 +133,17 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   GraphCache& cache = g_graphs[f];
   Released evicted;
   GraphCache::Lease lease = cache.acquire(key, hash);
+  bool shape_asked = false;
   if (!lease) {
+    // A new key of a shape that relocates on this thread: its shape's graph takes it, and the key
+    // takes an entry of its own only when it comes back (replay/recent_keys.h), so that keys that
+    // never repeat cost the cache no insert and evict nothing. One the shape does not take (an
+    // unproven tensor moved, another thread's launch) goes on as any new key.
+    if (key.tensor_count != 0 && relocates_on(call, *t) && !t->recent_keys.seen_again(hash)) {
+      int status;
+      if (replay_by_shape(key, call, m, *t, admitting, status)) return status;
+      shape_asked = true;
+    }
     // Noted before the insert, so that no entry can exist unseen.
     g_seen_handles[f].note(reinterpret_cast<const void*>(key.words[0]));
     lease = cache.insert(key, hash, evicted);
@@ -156,7 +172,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       }
       // Not seen often enough for a graph of its own: its shape's, pointed at its tensors, if
       // that may be.
-      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, admitting, status)) {
+      if (key.tensor_count != 0 && !shape_asked && replay_by_shape(key, call, m, *t, admitting, status)) {
         if (!relocated) {
           e.relocated.store(true, std::memory_order_relaxed);
           note_shape_taken(call, *t);

@@ -18,6 +18,7 @@
 #include "replay/admission.h"
 #include "replay/answer_cache.h"
 #include "replay/record_ids.h"
+#include "replay/recent_keys.h"
 #include "replay/record_run.h"
 
 namespace cudnn_fastpath::shim {
@@ -173,6 +174,9 @@ struct alignas(64) ReplayThread {
   // this thread: a family that backs off still takes those (replay_engine.h's kShaped). A bit two
   // shapes share costs the other's calls a key.
   std::uint64_t relocating[kAdmitted];
+  // The new keys of relocating shapes the thread met lately (replay_engine.cpp): one takes an
+  // entry of its family's graph cache only when it comes back.
+  replay::RecentKeys recent_keys;
   // The record names the thread gives next (shim/families/record_names.h); a block's next owner
   // goes on giving them: each is given once.
   replay::NameBlock names;

@@ -131,6 +131,9 @@ const Load kLoads[] = {
     // Two whole sets of tensors in turn (a training loop's allocator): each call repeats every other
     // call, its own graph soon.
     {"sets_alternate", [](Pools& p, int i) { return p.fresh(i % 2); }, false},
+    // As fresh for half the calls, then two new sets in turn: keys that come back once the shape
+    // relocates, each its own graph once it came back often enough.
+    {"settles", [](Pools& p, int i) { return p.fresh(i < kCalls / 2 ? i : kCalls / 2 + i % 2); }, false},
 };
 
 void set_style(int style) {
