@@ -138,8 +138,9 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
     // A new key of a shape that relocates on this thread: its shape's graph takes it, and the key
     // takes an entry of its own only when it comes back (replay/recent_keys.h), so that keys that
     // never repeat cost the cache no insert and evict nothing. One the shape does not take (an
-    // unproven tensor moved, another thread's launch) goes on as any new key.
-    if (key.tensor_count != 0 && relocates_on(call, *t) && !t->recent_keys.seen_again(hash)) {
+    // unproven tensor moved, another thread's launch) goes on as any new key. Not a sampled key: it
+    // came before, declined, and its entry is what lets its next call be the rule's hit.
+    if (judged && key.tensor_count != 0 && relocates_on(call, *t) && !t->recent_keys.seen_again(hash)) {
       int status;
       if (replay_by_shape(key, call, m, *t, admitting, status)) return status;
       shape_asked = true;

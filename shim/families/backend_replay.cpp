@@ -69,8 +69,10 @@ struct ByValueUid {
 };
 ByValueUid g_by_value[kByValueUids];
 // Whether any by-value uid was ever noted: a program that never made one (convolutions) pays no
-// lookup per tensor. Relaxed: a reader that misses the first note treats that uid's pointer as a
-// tensor, which the capture then refuses (learn_by_value: a host pointer of no known by-value uid).
+// lookup per tensor. Relaxed: a key written before another thread's first note marks that uid's
+// host pointer as a tensor; its capture then reads the bytes (or refuses the pointer, learn_by_value)
+// and every launch compares them, and a shape cannot move a tensor no kernel word follows (unproven:
+// by pointer), so the key is only less useful, never wrong.
 std::atomic<bool> g_any_by_value{false};
 
 std::size_t uid_home(std::int64_t uid) noexcept {
