@@ -12,6 +12,12 @@ unsigned (*g_set_features)(unsigned) = nullptr;
 Handle g_main;
 MatmulPlan g_matmul;
 
+void* stub_library() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(g_api.counters), &info) == 0) die("dladdr");
+  return must_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+}
+
 namespace {
 
 #ifdef GRAPH_SCENARIO_LINKED
@@ -63,9 +69,7 @@ void load_api_after_stream_destroy(const char* mode) {
 // The stub's own functions, from whichever libcudnn the api reaches; the shim's switch; the main
 // handle and the plan every case runs.
 void set_up() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(g_api.counters), &info) == 0) die("dladdr");
-  void* cudnn = must_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+  void* cudnn = stub_library();
   must_dlsym(g_thread_last, cudnn, "stubbackend_thread_last_execution");
   must_dlsym(g_is_live, cudnn, "stubbackend_is_live");
   must_dlsym(g_get_stream, cudnn, "cudnnGetStream");

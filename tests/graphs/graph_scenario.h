@@ -70,6 +70,8 @@ extern StubBackendExecution (*g_thread_last)();
 extern int (*g_is_live)(cudnnBackendDescriptor_t);  // the stub's stubbackend_is_live
 extern cudnnStatus_t (*g_get_stream)(cudnnHandle_t, cudaStream_t*);
 extern unsigned (*g_set_features)(unsigned);
+// The libcudnn the api reaches (the stub), for its own functions.
+void* stub_library();
 
 // What a pack holds; pointers in the stub's device memory unless a case says otherwise.
 struct Contents {

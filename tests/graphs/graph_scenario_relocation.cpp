@@ -2,8 +2,6 @@
 // call, launched as their shape's graph pointed at each call's tensors where that was proven
 // right, with the stub's execute as kernels in the style GRAPH_SCENARIO_STYLE names
 // (tests/support/moving_tensors.h; plain when unset).
-#include <dlfcn.h>
-
 #include <cstring>
 #include <string>
 
@@ -19,9 +17,7 @@ struct StubKernels {
   cudnnStatus_t (*reference)(cudnnHandle_t, cudnnBackendDescriptor_t, std::int64_t, const std::int64_t*, void* const*,
                              void*) = nullptr;
   StubKernels() {
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(g_api.counters), &info) == 0) die("dladdr");
-    void* cudnn = must_dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+    void* cudnn = stub_library();
     must_dlsym(set_style, cudnn, "stubbackend_set_kernel_style");
     must_dlsym(reference, cudnn, "stubbackend_reference_execute");
   }

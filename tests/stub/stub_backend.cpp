@@ -388,9 +388,8 @@ void read_by_value(const StubDescriptor& plan, const Attribute& uids, const Attr
 // A captured execute, run by a launch of a graph made from it: exactly the execute recorded. Its
 // handle and plan must still be the ones captured (a plan's kernels go with it); its pack need not
 // be: the graph holds the pack's pointers, not the pack, as cuDNN's kernels do.
-void replay_execution(const void* blob) {
-  StubBackendExecution e;
-  std::memcpy(&e, blob, sizeof e);
+// Either way of replaying (the opaque node, the styled kernels) records its execute here.
+void record_replay(StubBackendExecution e) {
   e.replayed = 1;
   std::lock_guard<std::mutex> guard(g_lock);
   const StubDescriptor* plan = live(e.plan);
@@ -399,6 +398,12 @@ void replay_execution(const void* blob) {
   ++g_runs;
   ++g_replays;
   g_last_execution = t_last_execution = e;
+}
+
+void replay_execution(const void* blob) {
+  StubBackendExecution e;
+  std::memcpy(&e, blob, sizeof e);
+  record_replay(e);
 }
 
 // ---- executes as kernels (stubbackend_set_kernel_style) ----------------------------------------
@@ -455,17 +460,10 @@ void kernel_ran(const void* blob, std::uint64_t, bool replayed) {
   e.by_value_count = k.by_value_count;
   std::memcpy(e.by_value_uids, k.by_value_uids, sizeof e.by_value_uids);
   std::memcpy(e.by_value_bits, k.by_value_bits, sizeof e.by_value_bits);
-  e.replayed = 1;
   e.stream = stubcudnn_handle_stream(k.handle);
   e.handle_serial = k.handle_serial;
   e.plan_serial = k.plan_serial;
-  std::lock_guard<std::mutex> guard(g_lock);
-  const StubDescriptor* plan = live(k.plan);
-  if (plan == nullptr || plan->serial != k.plan_serial || stubcudnn_handle_serial(k.handle) != k.handle_serial)
-    ++g_stale_replays;
-  ++g_runs;
-  ++g_replays;
-  g_last_execution = t_last_execution = e;
+  record_replay(e);
 }
 
 const stubkernels::Kernels& execute_kernels() {
