@@ -466,6 +466,11 @@ MODELS = {
              "bf16, no biases (cublasGemmEx)",
     "gpt2": "GPT2LMHeadModel, random weights: 4 layers, 512 wide, 8 heads, vocabulary 32000, bf16, Conv1D "
             "with biases (cublasLtMatmul)",
+    # Issue 49's two models: what relocates depends on the configuration (grouped-query attention).
+    "llama_gqa": "LlamaForCausalLM, random weights: 8 layers, hidden 768, 12 query and 4 key/value heads, FFN 2048, "
+                 "vocabulary 8192, bf16 (cublasGemmEx)",
+    "gpt2_12": "GPT2LMHeadModel, random weights: 12 layers, 768 wide, 12 heads, vocabulary 8192, bf16 "
+               "(cublasLtMatmul)",
 }
 VOCAB, NEW_TOKENS = 32000, 32
 PROMPT_LENGTHS = (5, 30, 12, 47, 8, 23, 38, 17)  # the order the generates take them in, again and again
@@ -483,6 +488,15 @@ def build(name, torch, device):
                                           num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=8,
                                           max_position_embeddings=256, **tokens)
         model = transformers.LlamaForCausalLM(config)
+    elif name == "llama_gqa":
+        config = transformers.LlamaConfig(vocab_size=8192, hidden_size=768, intermediate_size=2048,
+                                          num_hidden_layers=8, num_attention_heads=12, num_key_value_heads=4,
+                                          max_position_embeddings=256, **tokens)
+        model = transformers.LlamaForCausalLM(config)
+    elif name == "gpt2_12":
+        config = transformers.GPT2Config(vocab_size=8192, n_positions=256, n_embd=768, n_layer=12, n_head=12,
+                                         **tokens)
+        model = transformers.GPT2LMHeadModel(config)
     else:
         config = transformers.GPT2Config(vocab_size=VOCAB, n_positions=256, n_embd=512, n_layer=4, n_head=8,
                                          **tokens)
@@ -495,7 +509,7 @@ def build(name, torch, device):
     generator = torch.Generator().manual_seed(3)
     prompts = []
     for length in PROMPT_LENGTHS:
-        ids = torch.randint(3, VOCAB, (1, length), generator=generator).to(device)
+        ids = torch.randint(3, config.vocab_size, (1, length), generator=generator).to(device)
         prompts.append((ids, torch.ones_like(ids)))
     return model, prompts
 
