@@ -83,7 +83,7 @@ struct RecordedCalls {
   template <auto kReal>
   [[gnu::always_inline]] static RealOf<kReal> steady_real(const void* caller) noexcept {
     // Acquire: as current_mode().
-    const std::uint32_t m = g_mode.load(std::memory_order_acquire);
+    const std::uint32_t m = g_every_call.mode.load(std::memory_order_acquire);
     if ((m & (mode::kReady | mode::kFollower | mode::kDisabled)) != mode::kReady) return nullptr;
     const Caller* c = t_last_caller;
     if (c == nullptr || !contains(*c, reinterpret_cast<std::uintptr_t>(caller))) return nullptr;

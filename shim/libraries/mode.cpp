@@ -5,7 +5,7 @@
 
 namespace cudnn_fastpath::shim {
 
-std::atomic<std::uint32_t> g_mode{0};
+EveryCallWords g_every_call;
 
 namespace {
 
@@ -54,7 +54,7 @@ std::uint32_t initialise() noexcept {
              cfg.stats_file[0] ? " stats_file=" : "", cfg.stats_file);
   // acq_rel: release publishes the leader; on failure, acquire sees the winner's.
   std::uint32_t expected = 0;
-  if (!g_mode.compare_exchange_strong(expected, m, std::memory_order_acq_rel, std::memory_order_acquire))
+  if (!g_every_call.mode.compare_exchange_strong(expected, m, std::memory_order_acq_rel, std::memory_order_acquire))
     return expected;
   return m;
 }
@@ -65,7 +65,7 @@ std::uint32_t switch_features(std::uint32_t features) noexcept {
   std::uint32_t m = current_mode();
   const std::uint32_t bits = features & allowed_features(config());
   // acq_rel, as in initialise(); relaxed readers on the fast path catch up on their next call.
-  while (!g_mode.compare_exchange_weak(m, with_plain_skip((m & ~mode::kFeatures) | bits), std::memory_order_acq_rel,
+  while (!g_every_call.mode.compare_exchange_weak(m, with_plain_skip((m & ~mode::kFeatures) | bits), std::memory_order_acq_rel,
                                        std::memory_order_acquire)) {
   }
   return m;

@@ -8,6 +8,7 @@
 
 #include "shim/libraries/dispatch.h"
 #include "shim/process/code_layout.h"
+#include "shim/process/every_call.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -27,7 +28,6 @@ inline constexpr std::uint32_t kGraphReplay = 1u << 11;  // CUDNN_FASTPATH_GRAPH
 inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs | kLegacy | kCublas;  // what the run-time switch moves
 }  // namespace mode
 
-extern std::atomic<std::uint32_t> g_mode __attribute__((visibility("hidden")));
 
 // Cold: it runs once a process; out of line, so that every entry point's steady path stays short.
 CUDNN_FASTPATH_COLD std::uint32_t initialise() noexcept;
@@ -35,7 +35,7 @@ CUDNN_FASTPATH_COLD std::uint32_t initialise() noexcept;
 // The mode, set up if it is not yet. Acquire: pairs with the publishing CAS in initialise(), so
 // that the leader pointer and the configuration are visible with the word.
 inline std::uint32_t current_mode() noexcept {
-  const std::uint32_t m = g_mode.load(std::memory_order_acquire);
+  const std::uint32_t m = g_every_call.mode.load(std::memory_order_acquire);
   return (m & mode::kReady) ? m : initialise();
 }
 

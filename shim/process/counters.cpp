@@ -5,7 +5,6 @@
 namespace cudnn_fastpath::shim {
 
 __thread CounterBlock* t_counters __attribute__((tls_model("initial-exec"))) = nullptr;
-std::atomic<bool> g_cudnn_calls_seen{false};
 
 namespace {
 
@@ -38,7 +37,7 @@ void forget_in_child() {
     if (&block != t_counters) block.owned.store(false, std::memory_order_relaxed);
   }
   for (auto& value : g_shared) value.store(0, std::memory_order_relaxed);
-  g_cudnn_calls_seen.store(false, std::memory_order_relaxed);
+  g_every_call.cudnn_calls_seen.store(false, std::memory_order_relaxed);
 }
 
 ThreadExitHook g_exit_hook{give_back};
@@ -82,7 +81,7 @@ void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept {
 
 void first_cudnn_call() noexcept {
   g_fork_reset.register_once();  // the child forgets the flag with the counts
-  g_cudnn_calls_seen.store(true, std::memory_order_relaxed);
+  g_every_call.cudnn_calls_seen.store(true, std::memory_order_relaxed);
 }
 
 }  // namespace cudnn_fastpath::shim

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "cudnn_fastpath/shim_control.h"
+#include "shim/process/every_call.h"
 
 namespace cudnn_fastpath::shim {
 
@@ -56,16 +57,15 @@ void sum_counters(std::uint64_t (&totals)[kCounters]) noexcept;
 
 // Whether this process made cuDNN calls that the report at exit covers. Relaxed: a flag set by a
 // thread that the exit path follows, and read there. A forked child forgets it (and its parent's
-// counts) until it makes calls of its own.
-extern std::atomic<bool> g_cudnn_calls_seen __attribute__((visibility("hidden")));
+// counts) until it makes calls of its own. The flag is g_every_call's (every_call.h).
 void first_cudnn_call() noexcept;
 
 // A cuDNN call was made by this process: its statistics are reported at exit. A load on every
 // slow path once set.
 inline void note_cudnn_call() noexcept {
-  if (__builtin_expect(!g_cudnn_calls_seen.load(std::memory_order_relaxed), 0)) first_cudnn_call();
+  if (__builtin_expect(!g_every_call.cudnn_calls_seen.load(std::memory_order_relaxed), 0)) first_cudnn_call();
 }
 
-inline bool cudnn_calls_seen() noexcept { return g_cudnn_calls_seen.load(std::memory_order_relaxed); }
+inline bool cudnn_calls_seen() noexcept { return g_every_call.cudnn_calls_seen.load(std::memory_order_relaxed); }
 
 }  // namespace cudnn_fastpath::shim

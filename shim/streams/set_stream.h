@@ -29,7 +29,7 @@ cudnnStatus_t set_stream_checked_skip(cudnnHandle_t handle, cudaStream_t stream,
 inline cudnnStatus_t set_stream(cudnnHandle_t handle, cudaStream_t stream, const void* caller) noexcept {
   HandleTable::Slot* slot = g_table.find_at_home(handle);
   if (__builtin_expect(slot != nullptr && slot->state.holds(reinterpret_cast<std::uintptr_t>(stream)), 1)) {
-    const std::uint32_t m = g_mode.load(std::memory_order_relaxed);
+    const std::uint32_t m = g_every_call.mode.load(std::memory_order_relaxed);
     if (__builtin_expect((m & mode::kPlainSkip) != 0, 1)) return CUDNN_STATUS_SUCCESS;
     return set_stream_checked_skip(handle, stream, caller, *slot, m);
   }
