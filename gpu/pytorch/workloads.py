@@ -19,6 +19,7 @@ A step that moves through its inputs (or, decode_grow, a KV length) gives `tell(
 (positioned()): ab.py runs the two blocks of a pair from the same mark, so that both arms time the
 same inputs.
 """
+import collections
 import contextlib
 import random
 import time
@@ -42,6 +43,7 @@ DECODE_PROMPT, DECODE_STEPS = 32, 256  # the KV length grows 33..288, then a new
 LSTM_LENGTHS = range(16, 80)  # lstm: 64 sequence lengths, two calls per iteration
 LSTM_PER_ITERATION = 2
 FRESH_RING = 7  # conv_fresh: distinct inputs used in turn (prime to a block's 8 + 2 + 1 iterations)
+SHIFT_KEPT, SHIFT_PADS = 5, 3  # conv_shift: outputs held, and pad allocations of 1 to 3 x 64 KiB held, in rings
 NOT_SLOWER_PERCENT = -0.5  # the loads that never repeat: the interval's lower end at least this
 # The relocation kinds (per_call.py): each call on the next of MOVING_RING inputs made beforehand, the
 # last MOVING_KEPT outputs kept (so that the allocator moves them too); the pinned ones on one input,
@@ -64,6 +66,12 @@ WORKLOADS = {
                    "what": f"conv_bn16_fp32 fed a fresh input every iteration: a ring of {FRESH_RING} distinct inputs "
                            "made beforehand, the next one each iteration (the first layer's pointers move; the "
                            "activations are allocated as PyTorch does); each input's output compared"},
+    # Issue 49's conv net fed fresh activations, the allocator's addresses shifting every step.
+    "conv_shift": {"timed": 2, "warmup": WARMUP, "drop": True,
+                   "what": f"conv_fresh with every step's output held for {SHIFT_KEPT} steps and a pad allocation of "
+                           f"a size changing every step held for {SHIFT_PADS}: the activations move every step"},
+    "conv_shift16": {"timed": 2, "warmup": WARMUP, "drop": True,
+                     "what": "conv_shift in fp16, channels-last (cuDNN's convolutions relocate in this layout)"},
     "stack_bias": {"timed": 2, "warmup": WARMUP, "drop": True,
                    "what": "12 BERT-base layers (768, 12 heads, FFN 3072), bf16, batch 1, 128 tokens, cuDNN attention, "
                            "every Linear with a bias (addmm: cublasLtMatmul), inference_mode"},
@@ -234,7 +242,7 @@ def make_workload(name, device):
         inputs = random_inputs([(1, 3, h, w) for h, w in MANY_SHAPES], device)
         stack.enter_context(torch.inference_mode())
         return in_turn(model, inputs, SHAPES_PER_ITERATION), stack
-    if name in NEVER_REPEATING or name in ("mlp_fp32_train", "conv_fresh"):
+    if name in NEVER_REPEATING or name in ("mlp_fp32_train", "conv_fresh", "conv_shift", "conv_shift16"):
         return more_workload(name, torch, models, device, stack)
     if name.startswith(("moving_", "pinned_")):
         return moving_workload(name, torch, models, device, stack), stack
@@ -324,15 +332,29 @@ def more_workload(name, torch, models, device, stack):
             return loss.detach(), net[0].weight.grad
         return step, stack
     # conv_fresh: the next input of the ring every iteration; the activations as PyTorch allocates them.
+    # conv_shift: the same, each output held for SHIFT_KEPT steps and a pad of a changing size for
+    # SHIFT_PADS (the allocator's best fit then moves the activations from step to step).
     net = models.conv_bn_stack(device).eval()
     inputs = models.images(FRESH_RING, 1, device)
+    if name == "conv_shift16":
+        net = net.half().to(memory_format=torch.channels_last)
+        inputs = [x.half().contiguous(memory_format=torch.channels_last) for x in inputs]
     position = [0]
+    held = collections.deque(maxlen=SHIFT_KEPT)
+    pads = collections.deque(maxlen=SHIFT_PADS)
+    steps = [0]
     stack.enter_context(torch.inference_mode())
 
     def step():
         x = inputs[position[0]]
         position[0] = (position[0] + 1) % FRESH_RING
-        return (net(x),)
+        if name == "conv_fresh":
+            return (net(x),)
+        steps[0] += 1
+        pads.append(torch.empty((1 + steps[0] % 3) * 16384, device=device))
+        out = net(x)
+        held.append(out)
+        return (out,)
     step.variants = FRESH_RING
     step.which = lambda: (position[0] - 1) % FRESH_RING
     return positioned(step, position), stack
