@@ -65,8 +65,8 @@ std::uint32_t switch_features(std::uint32_t features) noexcept {
   std::uint32_t m = current_mode();
   const std::uint32_t bits = features & allowed_features(config());
   // acq_rel, as in initialise(); relaxed readers on the fast path catch up on their next call.
-  while (!g_every_call.mode.compare_exchange_weak(m, with_plain_skip((m & ~mode::kFeatures) | bits), std::memory_order_acq_rel,
-                                       std::memory_order_acquire)) {
+  while (!g_every_call.mode.compare_exchange_weak(m, with_plain_skip((m & ~mode::kFeatures) | bits),
+                                                  std::memory_order_acq_rel, std::memory_order_acquire)) {
   }
   return m;
 }

@@ -28,6 +28,7 @@ inline constexpr std::uint32_t kGraphReplay = 1u << 11;  // CUDNN_FASTPATH_GRAPH
 inline constexpr std::uint32_t kFeatures = kSkipping | kCaching | kGraphs | kLegacy | kCublas;  // what the run-time switch moves
 }  // namespace mode
 
+// The mode word itself is g_every_call.mode (every_call.h).
 
 // Cold: it runs once a process; out of line, so that every entry point's steady path stays short.
 CUDNN_FASTPATH_COLD std::uint32_t initialise() noexcept;

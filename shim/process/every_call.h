@@ -1,7 +1,8 @@
 // The words nearly every interposed call reads, side by side: one cache line and one page where they
 // were two of each (the mode word and the statistics flag were defined in different files, and the
-// linker put them 700 KiB apart). Inside a framework both are cold at each call; count-lines, cold:
-// one data line fewer per forwarded descriptor call.
+// linker put them 700 KiB apart). Inside a framework both are cold at each op; count-lines, cold:
+// one data line fewer an op. Both are written about once a process (set-up, the run-time switch,
+// the first cuDNN call, a fork), so the line stays shared, never bounced between cores.
 #pragma once
 
 #include <atomic>
