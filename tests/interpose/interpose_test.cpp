@@ -384,7 +384,9 @@ TEST_CASE("a secure-execution process writes no statistics file", "[interpose][s
     WARN("skipped: user nobody cannot read the build tree (" << STUB_CUDNN_PATH << "); build where others can read");
     return;
   }
-  const std::string dir = make_temp_dir();
+  // In /tmp, not the suite's $TMPDIR: nobody must reach the directory, and scripts/test makes
+  // its scratch $TMPDIR private (mode 0700), where the control below could write nothing.
+  const std::string dir = make_temp_dir("/tmp");
   const std::string program = dir + "/scenario";
   REQUIRE(run_process({"cp", SCENARIO_DLOPEN, program}).exit_code == 0);
   REQUIRE(run_process({"chmod", "0777", dir}).exit_code == 0);

@@ -146,10 +146,11 @@ class TempDirs {
 
 }  // namespace
 
-std::string make_temp_dir() {
+std::string make_temp_dir(const std::string& parent) {
   static TempDirs made;
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base && *base ? base : "/tmp") + "/cudnn-fastpath-test.XXXXXX";
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string base = !parent.empty() ? parent : tmpdir && *tmpdir ? tmpdir : "/tmp";
+  std::string pattern = base + "/cudnn-fastpath-test.XXXXXX";
   REQUIRE(mkdtemp(pattern.data()) != nullptr);
   made.add(pattern);
   return pattern;

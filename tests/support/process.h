@@ -36,9 +36,9 @@ std::map<std::string, std::string> key_values(const std::string& text);
 // Number of lines of `text` that contain `needle`.
 int count_lines_containing(const std::string& text, const std::string& needle);
 
-// A fresh, empty directory under $TMPDIR (or /tmp), removed with everything in it when the test
-// process exits.
-std::string make_temp_dir();
+// A fresh, empty directory under `parent` (by default $TMPDIR, or /tmp), removed with everything
+// in it when the test process exits.
+std::string make_temp_dir(const std::string& parent = "");
 
 // The whole content of a file, or "" if it cannot be read.
 std::string read_file(const std::string& path);
