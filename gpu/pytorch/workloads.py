@@ -246,6 +246,14 @@ def make_workload(name, device):
         return more_workload(name, torch, models, device, stack)
     if name.startswith(("moving_", "pinned_")):
         return moving_workload(name, torch, models, device, stack), stack
+    if name.startswith("generate_"):
+        generation, position = Generation(name[len("generate_"):], torch, device), [0]
+
+        def step():
+            out = generation.run(position[0] % len(generation.prompts))
+            position[0] += 1
+            return (out,)
+        return step, stack
     return backend_workload(name, torch, models, device, stack)
 
 
@@ -496,6 +504,12 @@ MODELS = {
 }
 VOCAB, NEW_TOKENS = 32000, 32
 PROMPT_LENGTHS = (5, 30, 12, 47, 8, 23, 38, 17)  # the order the generates take them in, again and again
+# Greedy generation as per_call.py's load (host time per call in generation, where the shim's code and
+# data go cold between calls): one generate() an iteration, the prompts in turn. MODELS' names.
+WORKLOADS.update({f"generate_{model}": {"timed": 1, "warmup": 1, "drop": True, "compare": False,
+                                        "what": f"one greedy generate() of {model} (MODELS), {NEW_TOKENS} new tokens, "
+                                                "the prompts in turn"}
+                  for model in ("gpt2_12", "llama_gqa")})
 
 
 def build(name, torch, device):
