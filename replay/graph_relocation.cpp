@@ -393,6 +393,20 @@ Relocation::Applied Relocation::apply(const GraphDriver& driver, CUgraphExec exe
   return Applied::kApplied;
 }
 
+void Relocation::applied(std::uint64_t* tensors) const noexcept {
+  // apply() moved every candidate of a word by one move (or changed nothing), and a tensor's twins
+  // with it; an unproven tensor is where the proof saw it.
+  for (int i = 0; i < count_; ++i) tensors[i] = base_[i];
+  for (int p = 0; p < patches_; ++p) {
+    const Patch& patch = patch_[p];
+    const NodeCopy& n = graph_->nodes[patch.node];
+    const std::uint64_t move = (patch.offset == kMemsetDestination ? n.memset.dst : word_at(n, patch.offset)) - patch.word;
+    for (std::uint32_t left = patch.candidates; left != 0; left &= left - 1)
+      for (std::uint32_t twins = twin_[__builtin_ctz(left)]; twins != 0; twins &= twins - 1)
+        tensors[__builtin_ctz(twins)] = base_[__builtin_ctz(twins)] + move;
+  }
+}
+
 bool Relocation::matches(const GraphCopy& fresh, const std::uint64_t* tensors, Difference* difference) const noexcept {
   Difference found;
   auto differ = [&](int node, std::uint16_t offset, std::uint64_t expected, std::uint64_t got, bool patched) {

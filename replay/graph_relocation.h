@@ -96,6 +96,12 @@ class Relocation {
   bool proven(int i) const noexcept { return (proven_ >> i) & 1; }
   std::uint32_t proven_mask() const noexcept { return proven_; }
   const std::uint64_t* base() const noexcept { return base_; }
+  // The kept graph's nodes as `exec` holds them now, and the tensors they are for (the proof's
+  // second, then those of the last apply(), read back from the words: nothing kept per call):
+  // together, a capture of the call at those tensors, the first of a new proof when an unproven
+  // tensor moves.
+  const GraphCopy& graph() const noexcept { return *graph_; }
+  void applied(std::uint64_t* tensors) const noexcept;
 
   // The tensors (a bit each) whose alignment (trailing zero bits of the address) is outside what the
   // proof and the checks since saw: a library may have chosen its kernel by it. Those of a mask

@@ -25,6 +25,10 @@ constexpr int kMaxTensors = replay::kMaxTensors;
 static_assert(Key::kMaxTensors == kMaxTensors, "a key marks as many tensors as a relocation follows");
 // Pairs of captures whose tensors moved alike, tried before a shape is given up.
 constexpr std::uint8_t kMaxAmbiguous = 3;
+// Proofs made again because a tensor the last one did not see move has moved, before such calls go
+// by pointer for good. A decode step's key and value projections read one input, each with a weight
+// of its own: the first proof may be of such a pair (the input unproven), the next pair moves it.
+constexpr std::uint8_t kMaxProofsAgain = 2;
 
 GraphCache g_shapes[kFamilies];
 
@@ -44,6 +48,7 @@ struct Shape {
   std::uint64_t first_tensors[kMaxTensors] = {};
   Relocation* relocation = nullptr;
   std::uint8_t ambiguous = 0;
+  std::uint8_t proofs_again = 0;
 };
 
 Shape* new_shape() {
@@ -225,6 +230,44 @@ bool learn_second(Held& h, int& status) {
   return true;
 }
 
+// A call of a proven shape in which a tensor the proof did not see move has moved: captured, and
+// proven again against the kept graph as it is now (Relocation::graph(), at applied()), whose
+// tensors this call's moved from. Proven, the new graph and proof replace the old; not, the old
+// stay (and such calls go by pointer). The call ran as the fresh capture's launch either way.
+CUDNN_FASTPATH_COLD bool prove_again(Held& h, int& status) {
+  Shape* s = h.shape();
+  ++s->proofs_again;
+  replay::Captured captured;
+  GraphCopy* copy = nullptr;
+  if (!h.capture(captured, copy)) {
+    h.e.publish(Phase::kReady);
+    return false;
+  }
+  count_outcome(h.m, h.call.family, Outcome::kCaptured);
+  std::uint64_t applied[kMaxTensors];
+  s->relocation->applied(applied);
+  const char* why = nullptr;
+  bool ambiguous = false;
+  Relocation* r = Relocation::prove(s->relocation->graph(), applied, copy, h.tensors, h.named, &why, &ambiguous);
+  status = h.launch(captured.exec, false);
+  if (r == nullptr) {
+    replay::free_copy(copy);
+    replay::destroy_graph(h.driver(), captured.exec);
+    h.driver().cuGraphDestroy(captured.graph);
+    say(h.call.family, "a shape kept its proof", why);
+  } else {
+    replay::destroy_graph(h.driver(), h.exec());
+    h.driver().cuGraphDestroy(s->graph);
+    Relocation::destroy(s->relocation);
+    s->graph = captured.graph;
+    s->relocation = r;
+    h.e.graph.store(captured.exec, std::memory_order_relaxed);
+    if (h.counting()) count(Counter::relocations_proven);
+  }
+  h.e.publish(Phase::kReady);
+  return true;
+}
+
 // The relocation checked against a fresh capture of the call (the words' candidates narrowed to
 // those it agrees with first): kSame, kDiffers (`d` says where), kWrong (a word none of its
 // candidates explains: the relocation cannot be right), or kNoCapture.
@@ -263,7 +306,8 @@ bool relocate(Held& h, int& status) {
     return false;
   };
   for (int i = 0; i < h.named; ++i)
-    if (!r.proven(i) && h.tensors[i] != r.base()[i]) return by_pointer();  // an unproven tensor moved
+    if (!r.proven(i) && h.tensors[i] != r.base()[i])  // an unproven tensor moved
+      return h.shape()->proofs_again < kMaxProofsAgain ? prove_again(h, status) : by_pointer();
   // What only a fresh capture of this call can tell, asked once: which of a word's candidates it
   // follows (they moved apart), whether an alignment the proof did not see chooses the same kernel
   // (a match widens what is proven, a difference refuses that alignment), and in verify mode

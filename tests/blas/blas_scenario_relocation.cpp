@@ -128,6 +128,11 @@ const Load kLoads[] = {
        return t;
      },
      false},
+    // A decode step's projections (a layer's key and value, its gate and up): two calls in turn
+    // read one input, each with a weight of its own (four layers' worth), each output new. The
+    // input moves from one pair to the next, never inside one.
+    {"shared_input",
+     [](Pools& p, int i) { return Tensors{p.a.at(i % 8), p.b.at(2 * (i / 2)), p.c.at(0), p.out.at(4 * i)}; }, false},
     // Two whole sets of tensors in turn (a training loop's allocator): each call repeats every other
     // call, its own graph soon.
     {"sets_alternate", [](Pools& p, int i) { return p.fresh(i % 2); }, false},
