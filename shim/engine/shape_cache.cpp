@@ -233,9 +233,14 @@ bool learn_second(Held& h, int& status) {
 // A call of a proven shape in which a tensor the proof did not see move has moved: captured, and
 // proven again against the kept graph as it is now (Relocation::graph(), at applied()), whose
 // tensors this call's moved from. Proven, the new graph and proof replace the old; not, the old
-// stay (and such calls go by pointer). The call ran as the fresh capture's launch either way.
+// stay. The call ran as the fresh capture's launch either way; past kMaxProofsAgain, or when no
+// capture could be made, it goes by pointer.
 CUDNN_FASTPATH_COLD bool prove_again(Held& h, int& status) {
   Shape* s = h.shape();
+  if (s->proofs_again == kMaxProofsAgain) {  // by pointer
+    h.e.publish(Phase::kReady);
+    return false;
+  }
   ++s->proofs_again;
   replay::Captured captured;
   GraphCopy* copy = nullptr;
@@ -307,7 +312,7 @@ bool relocate(Held& h, int& status) {
   };
   for (int i = 0; i < h.named; ++i)
     if (!r.proven(i) && h.tensors[i] != r.base()[i])  // an unproven tensor moved
-      return h.shape()->proofs_again < kMaxProofsAgain ? prove_again(h, status) : by_pointer();
+      return prove_again(h, status);
   // What only a fresh capture of this call can tell, asked once: which of a word's candidates it
   // follows (they moved apart), whether an alignment the proof did not see chooses the same kernel
   // (a match widens what is proven, a difference refuses that alignment), and in verify mode
