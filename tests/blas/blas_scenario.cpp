@@ -119,6 +119,7 @@ const scenario_main::Case kCases[] = {
     {"relocation_context", relocation_context},
     {"relocation_refused_shapes", relocation_refused_shapes},
     {"relocation_admission", relocation_admission},
+    {"relocation_decode", relocation_decode},
     {"capture_streams", capture_streams},
 };
 

@@ -228,6 +228,7 @@ int relocation_derived();
 int relocation_context();
 int relocation_refused_shapes();
 int relocation_admission();
+int relocation_decode();
 int capture_streams();
 
 }  // namespace blas_scenario

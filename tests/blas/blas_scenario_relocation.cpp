@@ -452,4 +452,37 @@ int relocation_admission() {
   return 0;
 }
 
+// A decode loop's GEMMs (cublasGemmEx), kTokens steps of kLayers layers, each layer's seven
+// projections on four shapes, in a language model's order: q (shape 1), k and v (shape 2, one
+// input), o (shape 1 again, another input), gate and up (shape 3, one input), down (shape 4). Every
+// projection has a weight of its own; every input is new at each layer of each step, every output
+// new. Prints first.* and second.* (the steps' two halves), "calls" (a half's).
+int relocation_decode() {
+  constexpr int kTokens = 40, kLayers = 8, kProjections = 7;
+  constexpr int kShapeOf[kProjections] = {0, 1, 1, 0, 2, 2, 3};
+  constexpr int kInputOf[kProjections] = {0, 0, 0, 1, 2, 2, 3};  // x, x, x, attention, x2, x2, h
+  static moving::Slots weights(kLayers * kProjections + 1, 0xA000), inputs(kTokens * kLayers * 4 + 1, 0xB000),
+      outputs(kTokens * kLayers * kProjections + 1, 0);
+  static Calls shapes[4];
+  Counts counts;
+  std::thread([&] {
+    int output = 0;
+    for (const char* half : {"first.", "second."}) {
+      const Snapshot before = Snapshot::now();
+      const int from = half[0] == 'f' ? 0 : kTokens / 2;
+      for (int t = from; t < from + kTokens / 2; ++t)
+        for (int l = 0; l < kLayers; ++l)
+          for (int p = 0; p < kProjections; ++p) {
+            const Tensors tensors{weights.at(l * kProjections + p), inputs.at((t * kLayers + l) * 4 + kInputOf[p]),
+                                  weights.at(kLayers * kProjections), outputs.at(output++)};
+            shapes[kShapeOf[p]].check(kGemm, tensors, counts);
+          }
+      print_since(before, half);
+    }
+  }).join();
+  print("calls", kTokens / 2 * kLayers * kProjections);
+  print_counts(counts);
+  return 0;
+}
+
 }  // namespace blas_scenario

@@ -1019,6 +1019,25 @@ TEST_CASE("relocation: a family that backs off still relocates the calls of a sh
   CHECK(10 * o["second.shim.relocated"] >= 9 * half);
 }
 
+// A decode loop's projections (relocation_decode: a layer's k and v read one input, so do gate and
+// up) relocate once each shape's proof has seen every tensor move. Watched failing with
+// shape_cache.cpp's kMaxProofsAgain 0 (no proof made again): second half launched 480 of 1120, the
+// shared-input shapes' calls by pointer, each a new key, direct.
+TEST_CASE("relocation: a decode loop's projections, two sharing an input, are relocated in steady state, outputs right",
+          "[blas][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "relocation_decode");
+  check_sound(o, "first.");
+  check_sound(o, "second.");
+  const long long calls = o["calls"];
+  INFO("launched " << o["second.shim.gemm_launches"] << " of " << calls << ", relocated " << o["second.shim.relocated"]
+                   << ", proofs " << o["first.shim.relocations_proven"] << " and " << o["second.shim.relocations_proven"]);
+  CHECK(o["mismatches"] == 0);
+  CHECK(10 * o["second.shim.gemm_launches"] >= 9 * calls);
+  CHECK(10 * o["second.shim.relocated"] >= 9 * calls);
+}
+
 // Watched failing: graph_launch.cpp's capture_stream() leaving the stream it replaces to the driver
 // (streams.live 60 for 72 captures: a stream made at nearly every capture).
 TEST_CASE("capture streams: one thread capturing in six contexts keeps four streams, destroying the oldest",
