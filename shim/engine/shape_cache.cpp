@@ -168,6 +168,28 @@ struct Held {
   }
 };
 
+// A capture given up: its nodes' copy, its executable graph and its graph.
+void discard(const Held& h, const replay::Captured& captured, GraphCopy* copy) {
+  replay::free_copy(copy);
+  replay::destroy_graph(h.driver(), captured.exec);
+  h.driver().cuGraphDestroy(captured.graph);
+}
+
+// A proof made of `captured`: its graph is the shape's from now on, the old one destroyed (a graph
+// destroyed while it runs is freed when it completes) with the first capture's copy or the old proof.
+void adopt(Held& h, const replay::Captured& captured, Relocation* proof) {
+  Shape* s = h.shape();
+  replay::destroy_graph(h.driver(), h.exec());
+  h.driver().cuGraphDestroy(s->graph);
+  replay::free_copy(s->first);
+  s->first = nullptr;
+  Relocation::destroy(s->relocation);
+  s->graph = captured.graph;
+  s->relocation = proof;
+  h.e.graph.store(captured.exec, std::memory_order_relaxed);
+  if (h.counting()) count(Counter::relocations_proven);
+}
+
 // The first capture of a shape: kept, with its nodes and tensors, for the proof.
 bool learn_first(Held& h, int& status) {
   g_fork_reset.register_once();  // before the first shape's graph exists
@@ -206,9 +228,7 @@ bool learn_second(Held& h, int& status) {
   // it runs is freed when it completes).
   status = h.launch(captured.exec, false);
   if (r == nullptr) {
-    replay::free_copy(copy);
-    replay::destroy_graph(h.driver(), captured.exec);
-    h.driver().cuGraphDestroy(captured.graph);
+    discard(h, captured, copy);
     if (ambiguous && ++s->ambiguous < kMaxAmbiguous) {
       h.e.publish(Phase::kReady);
     } else {
@@ -217,15 +237,7 @@ bool learn_second(Held& h, int& status) {
     }
     return true;
   }
-  // Proven: the second graph is the shape's from now on.
-  replay::destroy_graph(h.driver(), h.exec());
-  h.driver().cuGraphDestroy(s->graph);
-  replay::free_copy(s->first);
-  s->first = nullptr;
-  s->graph = captured.graph;
-  s->relocation = r;
-  h.e.graph.store(captured.exec, std::memory_order_relaxed);
-  if (h.counting()) count(Counter::relocations_proven);
+  adopt(h, captured, r);
   h.e.publish(Phase::kReady);
   return true;
 }
@@ -256,18 +268,10 @@ CUDNN_FASTPATH_COLD bool prove_again(Held& h, int& status) {
   Relocation* r = Relocation::prove(s->relocation->graph(), applied, copy, h.tensors, h.named, &why, &ambiguous);
   status = h.launch(captured.exec, false);
   if (r == nullptr) {
-    replay::free_copy(copy);
-    replay::destroy_graph(h.driver(), captured.exec);
-    h.driver().cuGraphDestroy(captured.graph);
+    discard(h, captured, copy);
     say(h.call.family, "a shape kept its proof", why);
   } else {
-    replay::destroy_graph(h.driver(), h.exec());
-    h.driver().cuGraphDestroy(s->graph);
-    Relocation::destroy(s->relocation);
-    s->graph = captured.graph;
-    s->relocation = r;
-    h.e.graph.store(captured.exec, std::memory_order_relaxed);
-    if (h.counting()) count(Counter::relocations_proven);
+    adopt(h, captured, r);
   }
   h.e.publish(Phase::kReady);
   return true;
@@ -283,9 +287,7 @@ Check check_against_fresh(Held& h, Relocation& r, Relocation::Difference& d) {
   if (!h.capture(fresh, copy)) return Check::kNoCapture;
   Check verdict = Check::kWrong;
   if (r.resolve(*copy, h.tensors)) verdict = r.matches(*copy, h.tensors, &d) ? Check::kSame : Check::kDiffers;
-  replay::free_copy(copy);
-  replay::destroy_graph(h.driver(), fresh.exec);
-  h.driver().cuGraphDestroy(fresh.graph);
+  discard(h, fresh, copy);
   return verdict;
 }
 
