@@ -78,6 +78,22 @@ struct PackContents {
     return replay::avalanche(sum);
   }
 
+  // A digest of what a finalize can check, never a pointer's value: `library`, the counts, the
+  // uids, which pointers are null, and whether a workspace is set and null. Contents of a form cuDNN
+  // finalized once finalize again with other pointers (shim/pack_proxy/variant_packs.cpp). Never 0.
+  std::uint64_t form(std::uintptr_t library) const noexcept {
+    std::uint64_t nulls = workspace == nullptr ? 1 : 0;
+    for (std::int32_t i = 0; i < pointer_count; ++i)
+      nulls |= static_cast<std::uint64_t>(tensors[i].pointer == nullptr) << (i + 1);
+    std::uint64_t sum = library * 0x9e3779b97f4a7c15ull;
+    sum += ((static_cast<std::uint64_t>(static_cast<std::uint32_t>(uid_count)) << 32) |
+            static_cast<std::uint32_t>(pointer_count) << 1 | has_workspace) * 0xc2b2ae3d27d4eb4full;
+    sum += nulls * 0x27d4eb2f165667c5ull;
+    for (std::int32_t i = 0; i < uid_count; ++i)
+      sum += rotate(static_cast<std::uint64_t>(tensors[i].uid), i) * 0x165667b19e3779f9ull;
+    return replay::avalanche(sum) | 1;
+  }
+
  private:
   static std::uint64_t rotate(std::uint64_t value, int by) noexcept {
     by &= 63;

@@ -206,6 +206,7 @@ bool learn_first(Held& h, int& status) {
   h.e.graph.store(captured.exec, std::memory_order_relaxed);
   h.e.extra.store(s, std::memory_order_relaxed);
   count_outcome(h.m, h.call.family, Outcome::kCaptured);
+  if (h.counting()) count(Counter::relocation_shapes);
   status = h.launch(captured.exec, false);
   h.e.publish(Phase::kReady);
   return true;
@@ -261,6 +262,7 @@ CUDNN_FASTPATH_COLD bool prove_again(Held& h, int& status) {
     return false;
   }
   count_outcome(h.m, h.call.family, Outcome::kCaptured);
+  if (h.counting()) count(Counter::relocation_reproofs);
   std::uint64_t applied[kMaxTensors];
   s->relocation->applied(applied);
   const char* why = nullptr;

@@ -143,11 +143,16 @@ struct Execute {
   const void* caller;
   const RealSymbols& cudnn;
   cudnnHandle_t handle;
-  cudnnBackendDescriptor_t plan, pack;
+  cudnnBackendDescriptor_t plan;
+  RealPack pack;
   const packs::PackContents& contents;
   cudaStream_t program_stream = nullptr;
 
-  cudnnStatus_t direct() const noexcept { return cudnn.cudnnBackendExecute(handle, plan, pack); }
+  cudnnStatus_t direct() const noexcept {
+    cudnnBackendDescriptor_t real = nullptr;
+    const cudnnStatus_t status = pack.get(real);  // a deferred pack's build can fail as its finalize would have
+    return status == CUDNN_STATUS_SUCCESS ? cudnn.cudnnBackendExecute(handle, plan, real) : status;
+  }
   bool known(std::uint32_t m, Counter&) noexcept {
     g_seen_plans.note(plan);  // before any entry of the plan can exist
     return handle_stream(cudnn, handle, m, program_stream) && cudnn.cudnnSetStream != nullptr;
@@ -268,7 +273,7 @@ void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* valu
 }  // namespace
 
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
-                                  cudnnBackendDescriptor_t plan, cudnnBackendDescriptor_t pack,
+                                  cudnnBackendDescriptor_t plan, const RealPack& pack,
                                   const packs::PackContents& contents, std::uint32_t m) noexcept {
   const Execute call{caller, cudnn.real, handle, plan, pack, contents};
   auto sample = [&] {  // the key's hash: a sampled key is the same whatever comes between its calls

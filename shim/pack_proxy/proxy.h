@@ -33,7 +33,7 @@ struct alignas(64) Proxy {
   bool private_pack;               // `pack` is this proxy's alone (destroyed with it)
   bool uncached;                   // made while the cache backed off: its finalize inserts nothing
   const Binding* library;          // the cuDNN the proxy was created through
-  cudnnBackendDescriptor_t pack;   // the real pack, once there is one
+  cudnnBackendDescriptor_t pack;   // the real pack, once there is one (finalized and null: deferred)
   PackCache::Lease lease;          // the cache entry it holds, if finalized from the cache
   packs::PackContents recorded;
 

@@ -4,7 +4,9 @@
 // (packs/proxy_pool.h): creating it calls nothing, and its sets of UNIQUE_IDS, DATA_POINTERS and
 // WORKSPACE are recorded. Its finalize looks the recorded contents up in the cache of finalized real
 // packs (packs/pack_cache.h): a hit leases the cached pack; a miss builds one (create, set,
-// finalize) and returns cuDNN's status, so an error surfaces at the same call as without the shim.
+// finalize) and returns cuDNN's status, so an error surfaces at the same call as without the shim;
+// while graphs replay, a miss of a form cuDNN finalized before (the same uids and counts, other
+// pointers) builds nothing until a call needs the pack (g_finalized_forms below).
 // Execute and the CUDA-graph calls receive the real pack. Anything a proxy does not answer itself
 // (another attribute, an odd type or count, a set after finalize, a second finalize, a get before
 // finalize, an execute before it) turns it into a private real pack on the spot, replaying what it
@@ -23,6 +25,7 @@
 // of line, in the cold text section.
 #include "shim/pack_proxy/variant_packs.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "packs/pack_contents.h"
@@ -137,12 +140,44 @@ CUDNN_FASTPATH_COLD cudnnStatus_t materialize(Proxy& p, std::uint32_t m) {
   return CUDNN_STATUS_SUCCESS;
 }
 
-// A finalize whose contents the cache does not hold: a real pack is built, and cached.
+// The forms of pack cuDNN has finalized (PackContents::form: everything a finalize can check but
+// the pointers' values). While graphs replay, a finalize that misses the cache with contents of such
+// a form builds nothing: the execute of fresh tensors is a launch of its shape's graph (or of a
+// graph by pointer), which needs no real pack, and building one costs some 3 us (cuDNN's create,
+// three sets, finalize, and the destroy of the pack it evicts). The first call that does run cuDNN's
+// execute (direct, or captured) builds it then (build_deferred). Direct-mapped by the digest's top
+// bits, a slot holding the last form stored there. Relaxed: a stale or overwritten slot only means a
+// finalize builds its pack at once, as without the table.
+constexpr int kForms = 64;
+std::atomic<std::uint64_t> g_finalized_forms[kForms];
+std::atomic<std::uint64_t>& form_slot(std::uint64_t form) { return g_finalized_forms[form >> 58]; }
+
+// A real pack just built for `p`'s contents, into the cache unless `p` is kept out of it: the lease,
+// or none (every entry of the set is leased, or uncached: the pack is then `p`'s own).
+Cache::Lease cache_built(const Proxy& p, cudnnBackendDescriptor_t made, std::uint32_t m) {
+  if (counting(m)) count(Counter::pack_misses);
+  if (p.uncached) return {};
+  Cache::Evicted evicted;
+  Cache::Lease lease = g_cache.insert(p.recorded, library_id(p.library), made, evicted);
+  if (evicted.pack) {
+    reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
+    if (counting(m)) count(Counter::pack_evictions);
+    if (Admissions* admissions = thread_admissions(); admissions && !evicted.used) admissions->waste(Admitted::kPacks);
+  }
+  return lease;
+}
+
+// A finalize whose contents the cache does not hold: deferred (above), or a real pack is built, and
+// cached.
 CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
-  const std::uintptr_t library = library_id(p.library);
-  const RealSymbols& real = p.library->real;
+  const std::uint64_t form = p.recorded.form(library_id(p.library));
+  if ((m & mode::kGraphs) && form_slot(form).load(std::memory_order_relaxed) == form) {
+    p.set_state(Proxy::State::kFinalized);  // its pack null, no lease (make_proxy)
+    if (counting(m)) count(Counter::packs_deferred);
+    return CUDNN_STATUS_SUCCESS;
+  }
   cudnnBackendDescriptor_t made = nullptr;
-  const cudnnStatus_t status = build(real, p.recorded, true, made);
+  const cudnnStatus_t status = build(p.library->real, p.recorded, true, made);
   if (status != CUDNN_STATUS_SUCCESS) {
     // cuDNN refused these contents: the proxy is that refused pack from now on.
     if (made) {
@@ -153,17 +188,44 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
     }
     return status;
   }
-  if (counting(m)) count(Counter::pack_misses);
-  Cache::Evicted evicted;
-  p.lease = p.uncached ? Cache::Lease{} : g_cache.insert(p.recorded, library, made, evicted);
+  form_slot(form).store(form, std::memory_order_relaxed);
+  p.lease = cache_built(p, made, m);
   p.pack = made;
   p.private_pack = !p.lease;  // every entry of its set is leased: kept to itself
   p.set_state(Proxy::State::kFinalized);
-  if (evicted.pack) {
-    reinterpret_cast<const Binding*>(evicted.library)->real.cudnnBackendDestroyDescriptor(evicted.pack);
-    if (counting(m)) count(Counter::pack_evictions);
-    if (Admissions* admissions = thread_admissions(); admissions && !evicted.used) admissions->waste(Admitted::kPacks);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+// The real pack of a deferred proxy, for the first call that runs cuDNN with it: leased from the
+// cache if another proxy's contents put it there since, else built (and cached) as its finalize
+// would have. cuDNN refusing it now (it accepted the form before) is that call's answer, and the
+// proxy stays deferred. The program may execute one pack from several threads at once (reading it
+// only): the pack is published by a CAS on the proxy's word (acq_rel: the winner's lease and flag
+// are written before any other thread can take the pack; acquire on failure: the loser reads the
+// winner's pack), and a thread that loses gives its own back.
+CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(void* proxy, cudnnBackendDescriptor_t* out) noexcept {
+  Proxy& p = *static_cast<Proxy*>(proxy);
+  const std::uint32_t m = current_mode();
+  Cache::Lease lease = g_cache.acquire(p.recorded, library_id(p.library));
+  cudnnBackendDescriptor_t made = lease ? lease.pack : nullptr;
+  if (!lease) {
+    const cudnnStatus_t status = build(p.library->real, p.recorded, true, made);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      if (made) p.library->real.cudnnBackendDestroyDescriptor(made);
+      return status;
+    }
+    lease = cache_built(p, made, m);
   }
+  cudnnBackendDescriptor_t expected = nullptr;
+  if (!__atomic_compare_exchange_n(&p.pack, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+    if (lease) g_cache.release(lease);
+    else p.library->real.cudnnBackendDestroyDescriptor(made);
+    *out = expected;
+    return CUDNN_STATUS_SUCCESS;
+  }
+  p.lease = lease;
+  p.private_pack = !lease;
+  *out = made;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -186,8 +248,7 @@ cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& 
     const cudnnStatus_t status = materialize(p, m);
     if (status != CUDNN_STATUS_SUCCESS) return status;
   }
-  pack = p.pack;
-  return CUDNN_STATUS_SUCCESS;
+  return RealPack{__atomic_load_n(&p.pack, __ATOMIC_ACQUIRE), &p, build_deferred}.get(pack);  // as in backend_execute
 }
 
 // What every general path below does first. A follower passes the call to the leading copy; a
@@ -418,12 +479,16 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
                                                  cudnnBackendDescriptor_t plan,
                                                  cudnnBackendDescriptor_t pack) noexcept {
   const std::uint32_t m = current_mode();
-  const Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
+  Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
   if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
       p->library->real.cudnnBackendExecute != nullptr) {
+    // Acquire: a pack another thread's execute built for a deferred proxy (build_deferred).
+    const RealPack real{__atomic_load_n(&p->pack, __ATOMIC_ACQUIRE), p, build_deferred};
     // The proxy knows the pack's contents, which are what the execute's key holds.
-    if (m & mode::kGraphs) return execute_with_graphs(caller, *p->library, handle, plan, p->pack, p->recorded, m);
-    return p->library->real.cudnnBackendExecute(handle, plan, p->pack);
+    if (m & mode::kGraphs) return execute_with_graphs(caller, *p->library, handle, plan, real, p->recorded, m);
+    cudnnBackendDescriptor_t built = nullptr;
+    const cudnnStatus_t status = real.get(built);
+    return status == CUDNN_STATUS_SUCCESS ? p->library->real.cudnnBackendExecute(handle, plan, built) : status;
   }
   return backend_execute_general(caller, handle, plan, pack);
 }

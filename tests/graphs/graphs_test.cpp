@@ -227,9 +227,12 @@ TEST_CASE("relocation: backend executes verified against fresh captures, and non
   CHECK(off["relocation.runs"] == off["relocation.calls"]);
 }
 
-// Every pack new (fresh activations): the pack cache fills with packs never used again and backs
-// off, and its proxies go on, kept out of it, while the thread relocates executes. Watched failing
-// with the cache's declined packs made real (1,177 of 1,500): 321 launched.
+// Every pack new (fresh activations): their form is one cuDNN finalized, so their finalizes build
+// no real pack (deferred) and the pack cache never fills with packs used once; each execute is a
+// launch of its shape's graph, which needs none. Before packs were deferred the cache filled and
+// backed off, and the test watched that its proxies went on (failing with the declined packs made
+// real: 321 of 1,500 launched); since, watched failing with the deferral taken out (1,500 real
+// packs built).
 TEST_CASE("relocation: fresh packs every execute still relocate once the pack cache backs off", "[graphs][relocation]") {
   const char* mode = GENERATE(from_range(kModes));
   CAPTURE(mode);
@@ -239,7 +242,8 @@ TEST_CASE("relocation: fresh packs every execute still relocate once the pack ca
   check_sound(o, prefix);
   const std::string json = read_file(file);
   INFO(json);
-  CHECK(json_number(json, "packs_declined").value_or(0) >= 1000);  // the premise: the cache backed off
+  CHECK(json_number(json, "packs_deferred").value_or(0) >= 1000);
+  CHECK(json_number(json, "pack_misses").value_or(-1) <= 8);  // real packs: the form's first, and for the captures
   const long long calls = o["fresh.calls"];
   CHECK(o["fresh.runs"] == calls);
   CHECK(o["fresh.mismatches"] == 0);

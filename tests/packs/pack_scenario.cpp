@@ -93,6 +93,7 @@ const scenario_main::Case kCases[] = {
     {"threads", threads},
     {"short_threads", short_threads},
     {"threads_in_turn", threads_in_turn},
+    {"deferred", deferred},
     {"runtime_switch", runtime_switch},
     {"switch_every", switch_every},
     {"stats_api", stats_api},

@@ -132,6 +132,7 @@ int two_shims();
 int threads();
 int short_threads();
 int threads_in_turn();
+int deferred();
 // pack_scenario_config.cpp: the run-time switch and the statistics C API.
 int runtime_switch();
 int switch_every();

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <dlfcn.h>
 #include <thread>
 #include <vector>
 
@@ -82,6 +83,67 @@ int threads_in_turn() {
   print("ops", kThreads * kOps);
   print_counts(counts);
   print("real_packs", static_cast<long long>(packs_created() - before));
+  return 0;
+}
+
+// Packs of one form with other pointers each (activations that move): while graphs replay, a
+// finalize of a form cuDNN finalized before builds no real pack; a call that needs one builds it.
+// Each pack reads back its own pointers and executes with its own contents; four threads on their
+// own handles execute one such pack at once (one real pack comes of it); and cuDNN refusing the
+// pack when it is built at last (the stub's control, looked up by name) is the execute's answer.
+int deferred() {
+  OpCounts counts;
+  const std::uint64_t start = packs_created();
+  auto built = [&] { return static_cast<long long>(packs_created() - start); };
+  cudnnBackendDescriptor_t packs[5] = {};  // the form's first, unused, read, shared, refused
+  for (int i = 0; i < 5; ++i)
+    if (make_pack(g_api, contents(500 + i), &packs[i]) != 0) ++counts.failures;
+  print("built_at_finalize", built());
+
+  std::int64_t count = 0;
+  void* pointers[3] = {};
+  print("read_get", g_api.get(packs[2], CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, &count, pointers));
+  print("read_as_set", count == 3 && std::memcmp(pointers, contents(502).pointers, sizeof pointers) == 0);
+  const long long before_shared = built();
+  std::atomic<long long> failures{0};
+  std::atomic<int> ready{0};
+  std::vector<std::thread> workers;
+  for (int t = 0; t < 4; ++t)
+    workers.emplace_back([&] {
+      cudnnHandle_t handle = nullptr;
+      if (g_api.create_handle(&handle) != 0) {
+        ++failures;
+        return;
+      }
+      ready.fetch_add(1);
+      while (ready.load() < 4) {
+      }
+      for (int i = 0; i < 50; ++i)
+        if (g_api.execute(handle, g_matmul.plan(), packs[3]) != 0) ++failures;
+      g_api.destroy_handle(handle);
+    });
+  for (auto& w : workers) w.join();
+  print("shared_failures", failures.load());
+  print("shared_built", built() - before_shared);
+  if (g_api.execute(g_handle, g_matmul.plan(), packs[3]) != 0) ++counts.failures;
+  else if (!ran_with(g_api.last_execution(), g_matmul.plan(), contents(503))) ++counts.mismatches;
+
+  using Refuse = void (*)(cudnnStatus_t);
+  const auto refuse = reinterpret_cast<Refuse>(dlsym(RTLD_DEFAULT, "stubbackend_refuse_variant_packs"));
+  print("refuse_found", refuse != nullptr);
+  if (refuse != nullptr) {
+    refuse(CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH);
+    print("refused_execute", g_api.execute(g_handle, g_matmul.plan(), packs[4]));
+    refuse(CUDNN_STATUS_SUCCESS);
+    print("accepted_execute", g_api.execute(g_handle, g_matmul.plan(), packs[4]));
+    if (!ran_with(g_api.last_execution(), g_matmul.plan(), contents(504))) ++counts.mismatches;
+  }
+  const long long before_destroy = built();
+  for (cudnnBackendDescriptor_t pack : packs)
+    if (g_api.destroy(pack) != 0) ++counts.failures;
+  print("built_at_destroy", built() - before_destroy);
+  print("live_packs_end", static_cast<long long>(g_api.live(kPack)));
+  print_counts(counts);
   return 0;
 }
 

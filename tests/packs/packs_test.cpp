@@ -299,8 +299,40 @@ TEST_CASE("300 live packs with distinct contents each run with their own", "[pac
   const Outcome o = run("linked", "many_live");
   CHECK(o["failures"] == 0);
   CHECK(o["mismatches"] == 0);
-  CHECK(o["live_packs_peak"] == 300);
+  CHECK(o["live_packs_peak"] == 1);  // one form: the first built, the others when they execute
   CHECK(o["live_packs_end"] <= kCacheCapacity);
+}
+
+// Activations that move: packs of one form, other pointers each. Watched failing with the deferral
+// taken out (finalize_miss building always): built_at_finalize 5, refused_execute 0.
+TEST_CASE("packs of a form cuDNN finalized before: a real pack only for a call that needs one", "[packs][deferred]") {
+  const Outcome plain = run_without_shim("linked", "deferred");
+  CHECK(plain["built_at_finalize"] == 5);
+  CHECK(plain["refused_execute"] == kSuccess);  // built at its finalize, before cuDNN refused any
+  CHECK(plain["mismatches"] == 0);
+
+  const StatsRun r = run_with_stats_file("deferred");
+  const Outcome& o = r.outcome;
+  INFO(r.json);
+  CHECK(o["built_at_finalize"] == 1);  // the form's first; the other four deferred
+  CHECK(json_number(r.json, "packs_deferred").value_or(-1) == 4);
+  CHECK(o["read_get"] == kSuccess);  // cuDNN answers for a deferred pack: one is built for it
+  CHECK(o["read_as_set"] == 1);
+  CHECK(o["shared_failures"] == 0);
+  CHECK(o["shared_built"] == 1);  // four threads at once, one pack kept
+  CHECK(o["refuse_found"] == 1);
+  CHECK(o["refused_execute"] == 2008);  // CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, the build's answer
+  CHECK(o["accepted_execute"] == kSuccess);
+  CHECK(o["built_at_destroy"] == 0);  // the unused pack was never built
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["live_packs_end"] <= kCacheCapacity);
+
+  // Without graph replay an execute always needs the real pack: every finalize builds it.
+  const Outcome no_graphs = run("linked", "deferred", {.env = {{"CUDNN_FASTPATH_GRAPHS", "0"}}});
+  CHECK(no_graphs["built_at_finalize"] == 5);
+  CHECK(no_graphs["refused_execute"] == kSuccess);
+  CHECK(no_graphs["failures"] == 0);
+  CHECK(no_graphs["mismatches"] == 0);
 }
 
 TEST_CASE("threads on their own handles, some sharing contents: few real packs", "[packs][threads]") {

@@ -67,6 +67,7 @@ std::vector<StubDescriptor*>* g_released = nullptr;  // kDescriptorTypes of them
 std::vector<std::int64_t> g_heuristics[kHeuristicModes];
 EngineBehaviour g_engines[kEngines];
 cudnnStatus_t g_graph_status = CUDNN_STATUS_SUCCESS;
+cudnnStatus_t g_pack_status = CUDNN_STATUS_SUCCESS;  // what a variant pack's finalize fails with
 cudnnStatus_t g_execute_status = CUDNN_STATUS_SUCCESS;
 StubBackendExecution g_last_execution{};  // the last cudnnBackendExecute that passed the checks
 StubBackendExecution g_last_call{};       // the last of execute, populate and update that did
@@ -85,6 +86,7 @@ void reset_configuration_locked() {
   g_heuristics[CUDNN_HEUR_MODE_FALLBACK] = {2};
   for (EngineBehaviour& engine : g_engines) engine = EngineBehaviour{};
   g_graph_status = CUDNN_STATUS_SUCCESS;
+  g_pack_status = CUDNN_STATUS_SUCCESS;
   g_execute_status = CUDNN_STATUS_SUCCESS;
 }
 
@@ -226,6 +228,8 @@ cudnnStatus_t check_finalizable(const StubDescriptor& d) {
           find(d, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)->count)
     return fail(CUDNN_STATUS_BAD_PARAM, "stub: %lld unique ids and a different number of pointers",
                 find(d, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS)->count);
+  if (d.type == CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR && g_pack_status != CUDNN_STATUS_SUCCESS)
+    return fail(g_pack_status, "stub: variant packs are refused (status %lld)", g_pack_status);
   if (d.type == CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR && g_graph_status != CUDNN_STATUS_SUCCESS)
     return fail(g_graph_status, "stub: operation graphs are refused (status %lld)", g_graph_status);
   if (d.type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) {
@@ -821,6 +825,11 @@ void stubbackend_refuse_engine(std::int64_t engine, cudnnStatus_t status) {
 void stubbackend_refuse_operation_graphs(cudnnStatus_t status) {
   std::lock_guard<std::mutex> guard(g_lock);
   g_graph_status = status;
+}
+
+void stubbackend_refuse_variant_packs(cudnnStatus_t status) {
+  std::lock_guard<std::mutex> guard(g_lock);
+  g_pack_status = status;
 }
 
 void stubbackend_set_execute_status(cudnnStatus_t status) {

@@ -66,6 +66,9 @@ void stubbackend_set_engine_workspace(std::int64_t engine, std::int64_t bytes);
 void stubbackend_refuse_engine(std::int64_t engine, cudnnStatus_t status);
 // Operation graphs fail to finalize with `status` (CUDNN_STATUS_SUCCESS: they finalize).
 void stubbackend_refuse_operation_graphs(cudnnStatus_t status);
+// Variant packs fail to finalize with `status`, whatever they hold (CUDNN_STATUS_SUCCESS: they
+// finalize): cuDNN refusing a pack of a form it accepted before.
+void stubbackend_refuse_variant_packs(cudnnStatus_t status);
 // What cudnnBackendExecute returns once its checks pass.
 void stubbackend_set_execute_status(cudnnStatus_t status);
 

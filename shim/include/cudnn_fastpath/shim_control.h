@@ -48,7 +48,7 @@ unsigned cudnn_fastpath_set_features(unsigned features);
  * Every count is exact; the shim measures no time (docs/statistics.md). The layout is
  * CUDNN_FASTPATH_STATS_VERSION's: a reader checks the struct's `version`, or takes the members by
  * name (cudnn_fastpath_stats_fields()). */
-#define CUDNN_FASTPATH_STATS_VERSION 2u
+#define CUDNN_FASTPATH_STATS_VERSION 3u
 
 #define CUDNN_FASTPATH_COUNTERS(X)                                                                    \
   /* The cudnnSetStream skip. */                                                                      \
@@ -64,6 +64,7 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(pack_evictions, "variant packs", "evicted", "cached packs destroyed to make room")               \
   X(packs_materialized, "variant packs", "materialized", "proxies turned into real packs")            \
   X(packs_declined, "variant packs", "declined", "real packs made while the pack cache backs off (its entries were not used again)") \
+  X(packs_deferred, "variant packs", "deferred", "proxies finalized without a real pack (a form cuDNN finalized before): built only for a call that needs one") \
   /* Graph replay: a line per family of replayed calls. */                                            \
   CUDNN_FASTPATH_REPLAY_FAMILIES(CUDNN_FASTPATH_FAMILY_COUNTERS, X)                                   \
   /* Relocation: a family's graph pointed at a call's own tensors. */                                 \
@@ -73,6 +74,8 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(relocations_refused, "relocation", "refused", "call shapes whose graphs cannot follow their tensors: replayed by pointer") \
   X(relocation_mismatches, "relocation", "verify mismatches", "verify mode: a relocated graph unlike a fresh capture of the call") \
   X(relocation_checks, "relocation", "checks", "fresh captures of a relocated call: an alignment no capture of its shape had, or tensors a word may follow that moved apart") \
+  X(relocation_shapes, "relocation", "shapes", "call shapes captured for the first time (a second capture with other tensors proves them)") \
+  X(relocation_reproofs, "relocation", "proven again", "captures to prove a shape again: a tensor its proof never saw move had moved") \
   /* cuBLASLt's heuristic. */                                                                         \
   X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
   X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
