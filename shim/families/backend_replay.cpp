@@ -144,14 +144,15 @@ struct Execute {
   const RealSymbols& cudnn;
   cudnnHandle_t handle;
   cudnnBackendDescriptor_t plan;
-  RealPack pack;
+  void* proxy;  // the pack, a finalized proxy: its real pack is built only for a call that runs cuDNN
+  RealPackOf real_pack;
   const packs::PackContents& contents;
   cudaStream_t program_stream = nullptr;
 
   cudnnStatus_t direct() const noexcept {
-    cudnnBackendDescriptor_t real = nullptr;
-    const cudnnStatus_t status = pack.get(real);  // a deferred pack's build can fail as its finalize would have
-    return status == CUDNN_STATUS_SUCCESS ? cudnn.cudnnBackendExecute(handle, plan, real) : status;
+    cudnnBackendDescriptor_t pack = nullptr;
+    const cudnnStatus_t status = real_pack(proxy, &pack);  // a deferred build fails as its finalize would have
+    return status == CUDNN_STATUS_SUCCESS ? cudnn.cudnnBackendExecute(handle, plan, pack) : status;
   }
   bool known(std::uint32_t m, Counter&) noexcept {
     g_seen_plans.note(plan);  // before any entry of the plan can exist
@@ -273,9 +274,9 @@ void forget_word(const replay::SeenFilter& seen, KeyWord word, const Value* valu
 }  // namespace
 
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
-                                  cudnnBackendDescriptor_t plan, const RealPack& pack,
+                                  cudnnBackendDescriptor_t plan, void* proxy, RealPackOf real_pack,
                                   const packs::PackContents& contents, std::uint32_t m) noexcept {
-  const Execute call{caller, cudnn.real, handle, plan, pack, contents};
+  const Execute call{caller, cudnn.real, handle, plan, proxy, real_pack, contents};
   auto sample = [&] {  // the key's hash: a sampled key is the same whatever comes between its calls
     Key key;
     call.write_key(key);

@@ -17,24 +17,15 @@
 
 namespace cudnn_fastpath::shim {
 
-// The real pack of a finalized proxy: `pack`, or, when its finalize built none (a deferred pack:
-// shim/pack_proxy/variant_packs.cpp), whatever `build(proxy, &pack)` builds for the first call that
-// runs cuDNN's execute. A relocated or by-pointer launch needs none.
-struct RealPack {
-  cudnnBackendDescriptor_t pack;
-  void* proxy;
-  cudnnStatus_t (*build)(void* proxy, cudnnBackendDescriptor_t* pack) noexcept;
+// How an execute gets its real pack from the proxy the program passed: `real_pack(proxy, &pack)`,
+// asked only by a call that runs cuDNN's execute (a finalized proxy's pack may be built only then:
+// shim/pack_proxy/variant_packs.cpp); cuDNN's refusal of the pack is that call's answer.
+using RealPackOf = cudnnStatus_t (*)(void* proxy, cudnnBackendDescriptor_t* pack) noexcept;
 
-  cudnnStatus_t get(cudnnBackendDescriptor_t& out) const noexcept {
-    out = pack;
-    return out != nullptr ? CUDNN_STATUS_SUCCESS : build(proxy, &out);
-  }
-};
-
-// cudnnBackendExecute of `plan` with `pack`, the real pack of a proxy that recorded `contents`,
-// made by `cudnn`; the graphs feature is on (mode `m`). Returns what the program gets.
+// cudnnBackendExecute of `plan` with finalized proxy `proxy`, which recorded `contents` and was made
+// by `cudnn`; the graphs feature is on (mode `m`). Returns what the program gets.
 cudnnStatus_t execute_with_graphs(const void* caller, const Binding& cudnn, cudnnHandle_t handle,
-                                  cudnnBackendDescriptor_t plan, const RealPack& pack,
+                                  cudnnBackendDescriptor_t plan, void* proxy, RealPackOf real_pack,
                                   const packs::PackContents& contents, std::uint32_t m) noexcept;
 
 // A successful cudnnBackendSetAttribute on a descriptor that is not a proxy: the tensor

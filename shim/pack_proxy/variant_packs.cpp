@@ -203,8 +203,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
 // only): the pack is published by a CAS on the proxy's word (acq_rel: the winner's lease and flag
 // are written before any other thread can take the pack; acquire on failure: the loser reads the
 // winner's pack), and a thread that loses gives its own back.
-CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(void* proxy, cudnnBackendDescriptor_t* out) noexcept {
-  Proxy& p = *static_cast<Proxy*>(proxy);
+CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(Proxy& p, cudnnBackendDescriptor_t* out) noexcept {
   const std::uint32_t m = current_mode();
   Cache::Lease lease = g_cache.acquire(p.recorded, library_id(p.library));
   cudnnBackendDescriptor_t made = lease ? lease.pack : nullptr;
@@ -241,6 +240,15 @@ CUDNN_FASTPATH_HOT cudnnStatus_t finalize_proxy(Proxy& p, std::uint32_t m) {
   return finalize_miss(p, m);
 }
 
+// The real pack of a finalized proxy (backend_replay.h's RealPackOf), built now if its finalize
+// deferred it.
+cudnnStatus_t finalized_real_pack(void* proxy, cudnnBackendDescriptor_t* pack) noexcept {
+  Proxy& p = *static_cast<Proxy*>(proxy);
+  // Acquire: a pack another thread's call built for a deferred proxy (build_deferred's CAS).
+  *pack = __atomic_load_n(&p.pack, __ATOMIC_ACQUIRE);
+  return *pack != nullptr ? CUDNN_STATUS_SUCCESS : build_deferred(p, pack);
+}
+
 // The real pack a call should get for `descriptor`: a proxy's (materialized first if it has none
 // yet, so that cuDNN answers for an unfinalized pack), or the descriptor itself.
 cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& pack) {
@@ -248,7 +256,9 @@ cudnnStatus_t real_pack_of(Proxy& p, std::uint32_t m, cudnnBackendDescriptor_t& 
     const cudnnStatus_t status = materialize(p, m);
     if (status != CUDNN_STATUS_SUCCESS) return status;
   }
-  return RealPack{__atomic_load_n(&p.pack, __ATOMIC_ACQUIRE), &p, build_deferred}.get(pack);  // as in backend_execute
+  if (p.state() == Proxy::State::kFinalized) return finalized_real_pack(&p, &pack);
+  pack = p.pack;
+  return CUDNN_STATUS_SUCCESS;
 }
 
 // What every general path below does first. A follower passes the call to the leading copy; a
@@ -482,13 +492,12 @@ CUDNN_FASTPATH_HOT cudnnStatus_t backend_execute(const void* caller, cudnnHandle
   Proxy* p = (m & mode::kFollower) ? nullptr : live_proxy(pack);
   if (__builtin_expect(p != nullptr && p->state() == Proxy::State::kFinalized, 1) &&
       p->library->real.cudnnBackendExecute != nullptr) {
-    // Acquire: a pack another thread's execute built for a deferred proxy (build_deferred).
-    const RealPack real{__atomic_load_n(&p->pack, __ATOMIC_ACQUIRE), p, build_deferred};
     // The proxy knows the pack's contents, which are what the execute's key holds.
-    if (m & mode::kGraphs) return execute_with_graphs(caller, *p->library, handle, plan, real, p->recorded, m);
-    cudnnBackendDescriptor_t built = nullptr;
-    const cudnnStatus_t status = real.get(built);
-    return status == CUDNN_STATUS_SUCCESS ? p->library->real.cudnnBackendExecute(handle, plan, built) : status;
+    if (m & mode::kGraphs)
+      return execute_with_graphs(caller, *p->library, handle, plan, p, finalized_real_pack, p->recorded, m);
+    cudnnBackendDescriptor_t real = nullptr;
+    const cudnnStatus_t status = finalized_real_pack(p, &real);
+    return status == CUDNN_STATUS_SUCCESS ? p->library->real.cudnnBackendExecute(handle, plan, real) : status;
   }
   return backend_execute_general(caller, handle, plan, pack);
 }
