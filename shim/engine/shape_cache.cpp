@@ -307,6 +307,21 @@ __attribute__((cold)) void say_mismatch(const Held& h, const Relocation& r, cons
                r.proven(i) ? "" : " (unproven)");
 }
 
+// Which alignments a check refused, and where its fresh capture differed (--verbose): what decides
+// whether a library chose another kernel by alignment or something else followed the address.
+__attribute__((cold)) void say_refused_alignment(const Held& h, std::uint32_t outside,
+                                                 const Relocation::Difference& d) {
+  for (int i = 0; i < h.named; ++i)
+    if ((outside >> i) & 1)
+      log_line("relocation of %s: tensor %d at 0x%llx (%d trailing zero bits) is of an alignment that calls now go "
+               "by pointer for: a fresh capture differed at node %d, %s %u (0x%llx relocated, 0x%llx fresh)",
+               noun_of(h.call.family), i, static_cast<unsigned long long>(h.tensors[i]),
+               __builtin_ctzll(h.tensors[i] | (1ull << 63)),
+               d.node, d.offset == Relocation::Difference::kLaunch ? "launch" : "argument byte",
+               d.offset == Relocation::Difference::kLaunch ? 0u : unsigned{d.offset},
+               static_cast<unsigned long long>(d.expected), static_cast<unsigned long long>(d.fresh));
+}
+
 // A call of a proven shape: its graph pointed at the call's tensors and launched.
 bool relocate(Held& h, int& status) {
   Relocation& r = *h.shape()->relocation;
@@ -337,6 +352,7 @@ bool relocate(Held& h, int& status) {
       case Check::kDiffers:
         if (outside != 0) {  // the library chose by an alignment the proof did not see
           r.refuse_alignments(h.tensors, outside);
+          if (config().verbose) say_refused_alignment(h, outside, d);
           return by_pointer();
         }
         [[fallthrough]];
