@@ -14,18 +14,15 @@ constexpr std::uint16_t kMemsetDestination = 0xFFFF;
 // split into halves, or packed beside another field, lands 4 GiB or more away).
 constexpr std::uint64_t kMaxOffset = std::uint64_t{1} << 32;
 
-// The largest alignment a library is taken to choose a kernel by: 4 KiB (cuBLASLt's preferences, as
-// PyTorch fills them, go to 256 bytes; TMA wants 16). Alignments above it are one: a call whose
-// tensors are 64 KiB aligned is checked no more than one at 4 KiB, and a program's addresses (a
-// stack's, a heap's, both placed at random above the page) decide no more checks from run to run.
-constexpr int kLargestChosenAlignment = 12;
-
-// An address's alignment: its trailing zero bits, at most kLargestChosenAlignment (0 has the
-// largest: nothing to choose by).
-int alignment_of(std::uint64_t address) noexcept {
-  const int zeros = address == 0 ? 64 : __builtin_ctzll(address);
-  return zeros < kLargestChosenAlignment ? zeros : kLargestChosenAlignment;
-}
+// An address's alignment: its trailing zero bits, every count a class of its own (0 has the largest,
+// 63: nothing to choose by). Classes once stopped at 4 KiB, so that a call whose tensors are 64 KiB
+// aligned was checked no more than one at 4 KiB; but one check that differs refuses its whole class,
+// and on an H100 a legacy batch norm's fresh capture at a 64 MiB-aligned input differed (an argument
+// word 0x7f0000000001 where the proof's graph had 0x1): its refusal sent every input of 4 KiB or more
+// by pointer, three calls in four of a ring of 64 KiB inputs. Each class now answers for itself, at
+// the price of a check for each new one (a few per tensor: widen_alignments() proves the range
+// between two that matched).
+int alignment_of(std::uint64_t address) noexcept { return address == 0 ? 63 : __builtin_ctzll(address); }
 
 // Bits `from` to `to` of a word.
 std::uint64_t bits(int from, int to) noexcept {

@@ -27,8 +27,8 @@
 // to 24 bits, a page index say, in a whole word or in either 4-byte half of one) is refused as
 // ambiguous (another pair of captures may move the tensor further); and apply() rewrites no word
 // whose high 32 bits its tensor's move would change (a 32-bit field beside another would take the
-// carry): that call goes by pointer. A library may choose its kernel by a tensor's alignment (up to
-// 4 KiB, as this takes it: larger ones are one class): the proof holds for the alignments its
+// carry): that call goes by pointer. A library may choose its kernel by a tensor's alignment (its
+// trailing zero bits, each count a class): the proof holds for the alignments its
 // captures had (each tensor's from the lower to the higher, the kernel being the same at both), and
 // a call of another alignment is checked against a fresh capture before the range widens to it
 // (widen_alignments(), refuse_alignments()).

@@ -199,10 +199,11 @@ TEST_CASE("relocation: backend executes with a new input and output every call, 
       CHECK(o["relocation.launches"] <= 10);
     } else {
       // Two shapes (the output's two alignments), each captured twice for its proof, and once more
-      // for each alignment above 256 bytes its proof did not see.
+      // for each alignment above 256 bytes its proof did not see (each count of trailing zero bits
+      // a class: 9 seen, 8 when classes stopped at 4 KiB).
       CHECK(10 * o["relocation.launches"] >= 9 * calls);
       CHECK(10 * o["relocation.node_updates"] >= 9 * calls);
-      CHECK(o["relocation.captures"] <= 8);
+      CHECK(o["relocation.captures"] <= 12);
     }
   }
 }
@@ -243,12 +244,13 @@ TEST_CASE("relocation: fresh packs every execute still relocate once the pack ca
   const std::string json = read_file(file);
   INFO(json);
   CHECK(json_number(json, "packs_deferred").value_or(0) >= 1000);
-  CHECK(json_number(json, "pack_misses").value_or(-1) <= 8);  // real packs: the form's first, and for the captures
+  // Real packs: the form's first, and one for each capture (the proof's, an alignment check's).
+  CHECK(json_number(json, "pack_misses").value_or(-1) <= 16);
   const long long calls = o["fresh.calls"];
   CHECK(o["fresh.runs"] == calls);
   CHECK(o["fresh.mismatches"] == 0);
   CHECK(10 * o["fresh.launches"] >= 9 * calls);
-  CHECK(o["fresh.captures"] <= 8);
+  CHECK(o["fresh.captures"] <= 16);  // 11 seen: the proof's two, a check for each new alignment
 }
 
 // A by-value scale that changes every ten calls: a shape's graph bakes one in, and only calls with

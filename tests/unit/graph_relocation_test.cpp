@@ -105,7 +105,7 @@ TEST_CASE("relocation: apply() rewrites no word whose high half its tensor's mov
 }
 
 TEST_CASE("relocation: alignments outside the proof's are checked, then widened to or refused", "[relocation]") {
-  const std::uint64_t t1 = kRegion + 0x1000, t2 = kRegion + 0x2000;  // 4 KiB and 8 KiB aligned: one class
+  const std::uint64_t t1 = kRegion + 0x1000, t2 = kRegion + 0x2000;  // 4 KiB and 8 KiB aligned: both proven
   const Proof p({t1, 7}, {t2, 7}, t1, t2);
   REQUIRE(p.relocation != nullptr);
   Relocation& r = *p.relocation;
@@ -113,7 +113,8 @@ TEST_CASE("relocation: alignments outside the proof's are checked, then widened 
   const std::uint64_t page = kRegion + 0x7000, quarter = kRegion + 0x7400, half = kRegion + 0x7800;
   const std::uint64_t eighth = kRegion + 0x7200, big = kRegion + 0x100000;
   CHECK(r.unproven_alignments(&page, &refused) == 0);
-  CHECK(r.unproven_alignments(&big, &refused) == 0);  // above 4 KiB: the same class
+  CHECK(r.unproven_alignments(&big, &refused) == 1);  // 1 MiB aligned: a class of its own, checked first
+  CHECK(refused == 0);
   CHECK(r.unproven_alignments(&quarter, &refused) == 1);
   CHECK(refused == 0);
   r.widen_alignments(&eighth);  // 512 bytes matched: 512 to 4 KiB proven
@@ -124,4 +125,28 @@ TEST_CASE("relocation: alignments outside the proof's are checked, then widened 
   r.refuse_alignments(&small, 1);
   CHECK(r.unproven_alignments(&small, &refused) == 1);
   CHECK(refused == 1);
+}
+
+// What an H100's legacy batch norm showed: the proof made at 64 KiB-aligned inputs, a check at a 64
+// MiB-aligned one differed. Its refusal is of that alignment alone: the ring's other inputs, 64 KiB
+// to 1 MiB aligned, are checked once each and relocate. Watched failing with classes that stopped
+// at 4 KiB (every input of 4 KiB or more refused with it).
+TEST_CASE("relocation: a large alignment refused leaves the other large ones to their own checks", "[relocation]") {
+  const std::uint64_t t1 = kRegion + 0x10000, t2 = kRegion + 0x30000;  // 64 KiB aligned, both
+  const Proof p({t1, 7}, {t2, 7}, t1, t2);
+  REQUIRE(p.relocation != nullptr);
+  Relocation& r = *p.relocation;
+  std::uint32_t refused = 0;
+  const std::uint64_t huge = kRegion + 0x4000000, wide = kRegion + 0x20000, megabyte = kRegion + 0x100000;
+  CHECK(r.unproven_alignments(&huge, &refused) == 1);
+  r.refuse_alignments(&huge, 1);
+  CHECK(r.unproven_alignments(&huge, &refused) == 1);
+  CHECK(refused == 1);
+  CHECK(r.unproven_alignments(&t2, &refused) == 0);  // proven, as before the refusal
+  CHECK(r.unproven_alignments(&wide, &refused) == 1);  // 128 KiB: not refused, to be checked
+  CHECK(refused == 0);
+  r.widen_alignments(&megabyte);  // matched at 1 MiB: 64 KiB to 1 MiB proven
+  CHECK(r.unproven_alignments(&wide, &refused) == 0);
+  CHECK(r.unproven_alignments(&huge, &refused) == 1);
+  CHECK(refused == 1);  // still refused
 }
