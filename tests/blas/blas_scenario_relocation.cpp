@@ -303,12 +303,14 @@ int relocation_far() {
 }
 
 // The kernel styles that pass a value derived from B's address besides B itself (low_half,
-// high_half, page_index), and the one that chooses its kernel by 4 KiB alignment (by_page_alignment),
+// high_half, page_index), and the ones that choose their kernel by 4 KiB or 1 MiB alignment
+// (by_page_alignment, by_large_alignment),
 // BLAS_SCENARIO_STYLE naming which (replay/graph_relocation.h: what two captures cannot show). In a
 // first phase B (every tensor, for by_page_alignment) moves only in ways that leave the derived value
 // as it was, so that any two captures agree on it: inside one 4 GiB region, between two places 4 GiB
-// apart, inside one page, among 4 KiB-aligned places. In the second it moves so that the value
-// changes: into the next region, to a third place, across pages, to 256-byte-aligned places. A
+// apart, inside one page, among 4 KiB-aligned places (below 1 MiB for by_large_alignment). In the
+// second it moves so that the value changes: into the next region, to a third place, across pages,
+// to 256-byte-aligned places (1 MiB-aligned ones). A
 // relocation proven in the first phase that took the value for a constant writes wrong outputs in
 // the second. Prints ENTRY.first.* and ENTRY.second.* for the matmul and the GEMM.
 int relocation_derived() {
@@ -344,6 +346,13 @@ int relocation_derived() {
           const std::size_t offset = second ? 256 : 0;
           t = {regions.at(page + 100 + i, offset), regions.at(page + 200 + 2 * i, offset),
                regions.at(page + 300 + 3 * i, offset), regions.at(page + 400 + 4 * i, offset)};
+          break;
+        }
+        case STUB_KERNEL_STYLE_BY_LARGE_ALIGNMENT: {
+          // 4 KiB to 512 KiB aligned pages (none a multiple of 256 pages), then 1 MiB-aligned ones.
+          const std::int64_t unit = second ? 256 : 1;
+          t = {regions.at(unit * (page + 100 + i)), regions.at(unit * (page + 200 + 2 * i)),
+               regions.at(unit * (page + 300 + 3 * i)), regions.at(unit * (page + 400 + 4 * i))};
           break;
         }
         default:

@@ -43,7 +43,10 @@ typedef enum {
   // plain's arguments, but another kernel when every tensor pointer is 4 KiB aligned than when one
   // is not: an alignment above the 256 bytes a call's shape tells apart.
   STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT = 10,
-  STUB_KERNEL_STYLES = 11,
+  // plain's arguments, but another kernel when every tensor pointer is 1 MiB aligned than when one
+  // is not: an alignment above the 4 KiB at which the shim's alignment classes once stopped.
+  STUB_KERNEL_STYLE_BY_LARGE_ALIGNMENT = 11,
+  STUB_KERNEL_STYLES = 12,
 } StubKernelStyle;
 
 }  // extern "C"

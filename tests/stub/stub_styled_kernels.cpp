@@ -246,9 +246,12 @@ bool Kernels::launch(StubKernelStyle style, const Call& call) const {
     case STUB_KERNEL_STYLE_PAGE_INDEX:
       first = kPageIndex;
       break;
-    case STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT: {
+    case STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT:
+    case STUB_KERNEL_STYLE_BY_LARGE_ALIGNMENT: {
+      const std::uint64_t alignment = style == STUB_KERNEL_STYLE_BY_PAGE_ALIGNMENT ? 4096 : std::uint64_t{1} << 20;
       bool aligned = true;
-      for (int i = 0; i < call.tensor_count; ++i) aligned = aligned && word_at(blob, call.tensor_fields[i]) % 4096 == 0;
+      for (int i = 0; i < call.tensor_count; ++i)
+        aligned = aligned && word_at(blob, call.tensor_fields[i]) % alignment == 0;
       first = aligned ? kPageAligned : kPlain;
       break;
     }

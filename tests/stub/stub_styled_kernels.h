@@ -22,7 +22,7 @@
 //   low_half: [blob][interior 0][interior 1][u32 the split pointer's low half][u32 1.0f]
 //   high_half: [blob][interior 0][interior 1][u32 the split pointer's high half][u32 1]
 //   page_index: [blob][interior 0][interior 1][u64 the split pointer >> 12]
-//   by_page_alignment (both kernels): plain's
+//   by_page_alignment, by_large_alignment (both kernels of each): plain's
 // The blob is one parameter per field as the family lists them, or one parameter for all of it.
 #pragma once
 

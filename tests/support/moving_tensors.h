@@ -89,8 +89,8 @@ class Regions {
 
 // The kernel styles by name (stub_kernel_style.h), for the environment variable a test sets.
 inline constexpr const char* kStyleNames[STUB_KERNEL_STYLES] = {
-    "plain", "by_alignment", "indirect",  "split",      "memset",           "two_kernels",
-    "tma",   "low_half",     "high_half", "page_index", "by_page_alignment"};
+    "plain", "by_alignment", "indirect",  "split",      "memset",            "two_kernels",
+    "tma",   "low_half",     "high_half", "page_index", "by_page_alignment", "by_large_alignment"};
 
 // The style `variable` names: plain when unset.
 inline int style_from_env(const char* variable) {
