@@ -200,11 +200,11 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
 // cache if another proxy's contents put it there since, else built (and cached) as its finalize
 // would have. cuDNN refusing it now (it accepted the form before) is that call's answer, and the
 // proxy stays deferred. The program may execute one pack from several threads at once (reading it
-// only): the pack is published by a CAS on the proxy's word (acq_rel: the winner's lease and flag
-// are written before any other thread can take the pack; acquire on failure: the loser reads the
-// winner's pack), and a thread that loses gives its own back.
+// only): the pack is published by a CAS on the proxy's word (release: the pack's making is seen by
+// whoever takes it; acquire on failure: the loser reads the winner's pack), a thread that loses
+// gives its own back, and only the winner caches what it built and keeps the lease (read only when
+// the proxy is destroyed, after every call on it).
 CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(Proxy& p, cudnnBackendDescriptor_t* out) noexcept {
-  const std::uint32_t m = current_mode();
   Cache::Lease lease = g_cache.acquire(p.recorded, library_id(p.library));
   cudnnBackendDescriptor_t made = lease ? lease.pack : nullptr;
   if (!lease) {
@@ -213,7 +213,6 @@ CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(Proxy& p, cudnnBackendDescripto
       if (made) p.library->real.cudnnBackendDestroyDescriptor(made);
       return status;
     }
-    lease = cache_built(p, made, m);
   }
   cudnnBackendDescriptor_t expected = nullptr;
   if (!__atomic_compare_exchange_n(&p.pack, &expected, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
@@ -222,6 +221,7 @@ CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(Proxy& p, cudnnBackendDescripto
     *out = expected;
     return CUDNN_STATUS_SUCCESS;
   }
+  if (!lease) lease = cache_built(p, made, current_mode());
   p.lease = lease;
   p.private_pack = !lease;
   *out = made;

@@ -89,7 +89,7 @@ int threads_in_turn() {
 // Packs of one form with other pointers each (activations that move): while graphs replay, a
 // finalize of a form cuDNN finalized before builds no real pack; a call that needs one builds it.
 // Each pack reads back its own pointers and executes with its own contents; four threads on their
-// own handles execute one such pack at once (one real pack comes of it); and cuDNN refusing the
+// own handles execute one such pack at once (one real pack is kept of it); and cuDNN refusing the
 // pack when it is built at last (the stub's control, looked up by name) is the execute's answer.
 int deferred() {
   OpCounts counts;
@@ -105,6 +105,7 @@ int deferred() {
   print("read_get", g_api.get(packs[2], CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 3, &count, pointers));
   print("read_as_set", count == 3 && std::memcmp(pointers, contents(502).pointers, sizeof pointers) == 0);
   const long long before_shared = built();
+  const long long live_before = static_cast<long long>(g_api.live(kPack));
   std::atomic<long long> failures{0};
   std::atomic<int> ready{0};
   std::vector<std::thread> workers;
@@ -124,7 +125,8 @@ int deferred() {
     });
   for (auto& w : workers) w.join();
   print("shared_failures", failures.load());
-  print("shared_built", built() - before_shared);
+  print("shared_built", built() - before_shared);  // one a thread at most: those that lost gave theirs back
+  print("shared_live", static_cast<long long>(g_api.live(kPack)) - live_before);
   if (g_api.execute(g_handle, g_matmul.plan(), packs[3]) != 0) ++counts.failures;
   else if (!ran_with(g_api.last_execution(), g_matmul.plan(), contents(503))) ++counts.mismatches;
 

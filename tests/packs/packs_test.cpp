@@ -319,7 +319,9 @@ TEST_CASE("packs of a form cuDNN finalized before: a real pack only for a call t
   CHECK(o["read_get"] == kSuccess);  // cuDNN answers for a deferred pack: one is built for it
   CHECK(o["read_as_set"] == 1);
   CHECK(o["shared_failures"] == 0);
-  CHECK(o["shared_built"] == 1);  // four threads at once, one pack kept
+  CHECK(o["shared_built"] >= 1);  // four threads at once: each may build one before it knows
+  CHECK(o["shared_built"] <= 4);
+  CHECK(o["shared_live"] == 1);  // one pack kept, the others given back
   CHECK(o["refuse_found"] == 1);
   CHECK(o["refused_execute"] == 2008);  // CUDNN_STATUS_BAD_PARAM_SHAPE_MISMATCH, the build's answer
   CHECK(o["accepted_execute"] == kSuccess);
