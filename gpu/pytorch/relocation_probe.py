@@ -1,40 +1,27 @@
 #!/usr/bin/env python3
 """Why a kind's relocated calls run directly: one relocation workload of workloads.py (moving_mix by
 default: each kind's calls on a ring of fresh inputs, outputs kept a while) for a number of steps in
-one process under the shim, then the shim's counters. Run it under the launcher with --verbose, which
+one process under the shim, then the shim's counters (counted with --stats). Run it with --verbose, which
 makes the shim say, once per shape and alignment, why calls went by pointer (a fresh capture that
 differed, and where):
 
-    scripts/cudnn-fastpath --verbose -- python3 gpu/pytorch/relocation_probe.py [--workload W] [--steps N]
+    scripts/cudnn-fastpath --stats --verbose -- python3 gpu/pytorch/relocation_probe.py [--workload W] [--steps N]
 
 Prints the counters that moved (JSON, one line) after a warm-up of --warmup steps and after the rest."""
 import argparse
-import ctypes
 import json
-import os
 import sys
+from pathlib import Path
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent), str(HERE)]
+import harness  # noqa: E402  the shim's counters (harness.read_counters)
+from shimstats import delta  # noqa: E402
 
 
-def read_counts():
-    """The shim's counters by name (docs/statistics.md's ctypes recipe), or {} without the shim."""
-    process = ctypes.CDLL(None)
-    try:
-        read, names = process.cudnn_fastpath_stats, process.cudnn_fastpath_stats_fields
-    except AttributeError:
-        return {}
-    names.restype = ctypes.c_char_p
-    fields = names().decode().split()
-
-    class Stats(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_uint32) for n in ("size", "counting", "version", "reserved")] + \
-                   [(n, ctypes.c_uint64) for n in fields]
-    s = Stats()
-    if read(ctypes.byref(s), ctypes.sizeof(s)) != 0:
-        return {}
-    return {n: getattr(s, n) for n in fields}
+def moved(before, after):
+    """The counters that moved from `before` to `after` (harness.read_counters() readings, or None)."""
+    return {k: v for k, v in delta(before, after).items() if v != 0}
 
 
 def main():
@@ -50,16 +37,15 @@ def main():
         return 0
     step, context = workloads.make_workload(args.workload, torch.device("cuda"))
     with context:
-        start = read_counts()
+        start = harness.read_counters()
         for _ in range(args.warmup):
             step()
         torch.cuda.synchronize()
-        warm = read_counts()
+        warm = harness.read_counters()
         for _ in range(args.steps - args.warmup):
             step()
         torch.cuda.synchronize()
-        end = read_counts()
-    moved = lambda a, b: {k: b[k] - a.get(k, 0) for k in b if b[k] != a.get(k, 0)}
+        end = harness.read_counters()
     print(json.dumps({"workload": args.workload, "warmup": moved(start, warm), "after": moved(warm, end)}))
     return 0
 
