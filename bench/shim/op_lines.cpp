@@ -29,7 +29,10 @@
 //   linear_stack  a layer's four Linears in turn, as PyTorch calls them (torch_linear), each with its
 //            own weight, bias and sizes: every descriptor is made over its predecessor's other words
 //   gemm     a cublasGemmEx on a handle with a workspace (replayed after the first three)
-//   gemm_miss  as gemm, but every op's output is new: the GEMM family backs off (its declined path)
+//   gemm_miss  as gemm, but every op's output is new: relocated (one proof, then a node update and a
+//            launch each)
+//   linear_moving  linear, as torch_linear calls it with one row (a decode step's Linear), its output a
+//            new block every op: a relocated cublasLtMatmul whose descriptors are made for each call
 // Loads that never repeat, and loads half of which do (bench/shim/count-process counts them, the
 // whole process, against the same run under CUDNN_FASTPATH_DISABLE=1; "Never slower" in
 // docs/design.md):
@@ -270,6 +273,7 @@ bool torch_linear(std::uint64_t rows, void* out, const LinearLayer& layer = {64,
   return ok;
 }
 bool linear_miss_op(int i) { return torch_linear(1 + place(i, kShapes), &g_outputs[place(i, kShapes) * 256]); }
+bool linear_moving_op(int i) { return torch_linear(1, &g_outputs[place(i + 4000, kShapes) * 256]); }
 
 // A layer's four Linears in turn, each with its own weight, bias and output: two square ones and an
 // MLP's up and down projections. Each of a Linear's descriptors is made at the address the last
@@ -313,6 +317,7 @@ const Kind kKinds[] = {
     {"linear_stack", linear_stack_op, 16},
     {"gemm", gemm_op, 4},
     {"gemm_miss", gemm_miss_op, 3000},
+    {"linear_moving", linear_moving_op, 3000},
     {"linear_miss", linear_miss_op, 6000},
     {"gemm_grow", gemm_grow_op, 6000},
     {"bn_miss", [](int i) { return bn_op(1 + place(i, kShapes)); }, 6000},
