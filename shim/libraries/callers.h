@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "shim/libraries/dispatch.h"
@@ -19,10 +20,17 @@ namespace cudnn_fastpath::shim {
 inline constexpr int kLibraryCount = static_cast<int>(Library::kCount);
 inline constexpr int kEntryWords = (static_cast<int>(EntryPoint::kCount) + 63) / 64;
 
-struct Caller {
+// What every forwarded call reads of its caller's entry (the range, the library's binding) comes
+// first and fills one cache line with the flags: entries are line-aligned, so that a call reads one
+// line of it wherever the entry stands in the array (with 632-byte entries, the range and the
+// bindings of most entries spanned two or three lines; inside a framework each is a miss per call).
+struct alignas(64) Caller {
   // Written once before `ready` is published (release), read after it (acquire). Atomics so that
   // a scan racing a new entry's fill is well defined; relaxed, the flag orders them.
   std::atomic<std::uintptr_t> begin{0}, end{0};
+  // Published with a CAS from null, each library on its own: a first call needing cuDNN and
+  // another needing the runtime never overwrite each other's result.
+  std::atomic<const Binding*> bindings[kLibraryCount]{};
   std::atomic<bool> ready{false};
   std::atomic<bool> in_cudnn{false};
   // One of the libraries the shim interposes (cuDNN, cuBLAS, cuBLASLt, the runtime, the driver):
@@ -32,13 +40,12 @@ struct Caller {
   // (dispatch.h), and, in `dlsym_declined`, the kinds of names it was answered the library's own
   // function for instead (dlsym_reach.cpp). Bits are only ever set (fetch_or, relaxed: each bit is
   // a fact on its own, read by one load that needs no other memory).
-  std::atomic<std::uint64_t> dlsym_names_taken[kEntryWords]{};
   std::atomic<std::uint32_t> dlsym_declined{0};
-  // Published with a CAS from null, each library on its own: a first call needing cuDNN and
-  // another needing the runtime never overwrite each other's result.
-  std::atomic<const Binding*> bindings[kLibraryCount]{};
+  std::atomic<std::uint64_t> dlsym_names_taken[kEntryWords]{};
   LoadedObject object;  // what resolve() needs; written before `ready`
 };
+// The line every forwarded call reads: the range and the bindings (and the flags, which fit).
+static_assert(offsetof(Caller, dlsym_declined) + sizeof(std::uint32_t) <= 64, "a caller's hot words in one line");
 
 // What a name answered with the library's own function was: one that can receive a variant pack
 // (the caller may hold cuDNN's own function for it: no proxies), or one that writes what the shim
