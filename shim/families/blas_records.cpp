@@ -149,12 +149,20 @@ std::uint32_t record_emulation_init(Words w, std::uint32_t, std::size_t) { retur
 
 // ---- cuBLAS handles ------------------------------------------------------------------------------
 
-template <typename Edit>
-std::uint32_t edit_handle(Words w, std::uint32_t length, Edit&& edit) {
-  BlasHandleRecord r = replay::load_record<BlasHandleRecord>(w);
-  edit(r);
-  replay::store_record(w, r);
-  return length;
+// A setter edits the words it changes, the set mask's and its field's, in place: not a load and a
+// store of the record's ten, so that the common setters (stream, workspace, math and pointer modes,
+// whose fields are in the record's first five words) write only the slot's first line, which its
+// key's check has just read. A field is 4 or 8 bytes at its offset in BlasHandleRecord.
+template <typename T>
+void put_field(Words w, std::size_t offset, T value) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "a field of BlasHandleRecord");
+  std::uint64_t word = w[offset / 8].load(std::memory_order_relaxed);
+  std::memcpy(reinterpret_cast<unsigned char*>(&word) + offset % 8, &value, sizeof value);
+  w[offset / 8].store(word, std::memory_order_relaxed);
+}
+void mark_set(Words w, std::uint64_t set, std::uint64_t cleared = 0) {
+  static_assert(offsetof(BlasHandleRecord, set) == 0, "the mask is the record's first word");
+  w[0].store((w[0].load(std::memory_order_relaxed) | set) & ~cleared, std::memory_order_relaxed);
 }
 
 std::uint32_t blas_handle_defaults(Words w) {
@@ -162,58 +170,59 @@ std::uint32_t blas_handle_defaults(Words w) {
   return replay::store_record(w, BlasHandleRecord{});
 }
 std::uint32_t record_stream(Words w, std::uint32_t length, cudaStream_t stream) {
-  return edit_handle(w, length, [&](BlasHandleRecord& r) {
-    r.stream = reinterpret_cast<std::uintptr_t>(stream);
-    r.workspace = r.workspace_size = 0;
-    r.set = (r.set | BlasHandleRecord::kStream) & ~std::uint64_t{BlasHandleRecord::kWorkspace};
-  });
+  // cublasSetStream gives the handle cuBLAS's default workspace again, whatever the stream.
+  put_field(w, offsetof(BlasHandleRecord, stream), reinterpret_cast<std::uint64_t>(stream));
+  put_field(w, offsetof(BlasHandleRecord, workspace), std::uint64_t{0});
+  put_field(w, offsetof(BlasHandleRecord, workspace_size), std::uint64_t{0});
+  mark_set(w, BlasHandleRecord::kStream, BlasHandleRecord::kWorkspace);
+  return length;
 }
 std::uint32_t record_workspace(Words w, std::uint32_t length, void* workspace, std::size_t size) {
-  return edit_handle(w, length, [&](BlasHandleRecord& r) {
-    r.workspace = reinterpret_cast<std::uintptr_t>(workspace), r.workspace_size = size;
-    r.set |= BlasHandleRecord::kWorkspace;
-  });
+  put_field(w, offsetof(BlasHandleRecord, workspace), reinterpret_cast<std::uint64_t>(workspace));
+  put_field(w, offsetof(BlasHandleRecord, workspace_size), std::uint64_t{size});
+  mark_set(w, BlasHandleRecord::kWorkspace);
+  return length;
 }
-template <auto kField, BlasHandleRecord::Field kBit, typename T>
+// The field at kOffset, of type Field, set to `value`.
+template <std::size_t kOffset, typename Field, BlasHandleRecord::Field kBit, typename T>
 std::uint32_t record_field(Words w, std::uint32_t length, T value) {
-  return edit_handle(w, length, [&](BlasHandleRecord& r) {
-    r.*kField = static_cast<std::remove_reference_t<decltype(r.*kField)>>(value);
-    r.set |= kBit;
-  });
+  put_field(w, kOffset, static_cast<Field>(value));
+  mark_set(w, kBit);
+  return length;
 }
+#define CUDNN_FASTPATH_HANDLE_FIELD(field) offsetof(BlasHandleRecord, field), decltype(BlasHandleRecord::field)
 std::uint32_t record_pointer_mode(Words w, std::uint32_t length, cublasPointerMode_t mode) {
-  return record_field<&BlasHandleRecord::pointer_mode, BlasHandleRecord::kPointerMode>(w, length, mode);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(pointer_mode), BlasHandleRecord::kPointerMode>(w, length, mode);
 }
 std::uint32_t record_math_mode(Words w, std::uint32_t length, cublasMath_t mode) {
-  return record_field<&BlasHandleRecord::math_mode, BlasHandleRecord::kMathMode>(w, length, mode);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(math_mode), BlasHandleRecord::kMathMode>(w, length, mode);
 }
 std::uint32_t record_atomics_mode(Words w, std::uint32_t length, cublasAtomicsMode_t mode) {
-  return record_field<&BlasHandleRecord::atomics, BlasHandleRecord::kAtomics>(w, length, mode);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(atomics), BlasHandleRecord::kAtomics>(w, length, mode);
 }
 std::uint32_t record_sm_count_target(Words w, std::uint32_t length, int count) {
-  return record_field<&BlasHandleRecord::sm_count, BlasHandleRecord::kSmCount>(w, length, count);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(sm_count), BlasHandleRecord::kSmCount>(w, length, count);
 }
 std::uint32_t record_emulation_strategy(Words w, std::uint32_t length, cublasEmulationStrategy_t strategy) {
-  return record_field<&BlasHandleRecord::strategy, BlasHandleRecord::kStrategy>(w, length, strategy);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(strategy), BlasHandleRecord::kStrategy>(w, length, strategy);
 }
 std::uint32_t record_special_values_support(Words w, std::uint32_t length, cudaEmulationSpecialValuesSupport mask) {
-  return record_field<&BlasHandleRecord::special_values, BlasHandleRecord::kSpecialValues>(w, length, mask);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(special_values), BlasHandleRecord::kSpecialValues>(w, length, mask);
 }
 std::uint32_t record_mantissa_control(Words w, std::uint32_t length, cudaEmulationMantissaControl control) {
-  return record_field<&BlasHandleRecord::mantissa_control, BlasHandleRecord::kMantissaControl>(w, length, control);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(mantissa_control), BlasHandleRecord::kMantissaControl>(w, length, control);
 }
 std::uint32_t record_max_mantissa_bit_count(Words w, std::uint32_t length, int bits) {
-  return record_field<&BlasHandleRecord::max_mantissa_bits, BlasHandleRecord::kMaxMantissaBits>(w, length, bits);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(max_mantissa_bits), BlasHandleRecord::kMaxMantissaBits>(w, length, bits);
 }
 std::uint32_t record_mantissa_bit_offset(Words w, std::uint32_t length, int offset) {
-  return record_field<&BlasHandleRecord::mantissa_offset, BlasHandleRecord::kMantissaOffset>(w, length, offset);
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(mantissa_offset), BlasHandleRecord::kMantissaOffset>(w, length, offset);
 }
 std::uint32_t record_mantissa_bit_count_pointer(Words w, std::uint32_t length, int* pointer) {
-  return edit_handle(w, length, [&](BlasHandleRecord& r) {
-    r.mantissa_bits_pointer = reinterpret_cast<std::uintptr_t>(pointer);
-    r.set |= BlasHandleRecord::kMantissaBitsPointer;
-  });
+  return record_field<CUDNN_FASTPATH_HANDLE_FIELD(mantissa_bits_pointer), BlasHandleRecord::kMantissaBitsPointer>(
+      w, length, reinterpret_cast<std::uintptr_t>(pointer));
 }
+#undef CUDNN_FASTPATH_HANDLE_FIELD
 static_assert(replay::words_of<BlasHandleRecord>() <= BlasRegistry::kWords, "a handle's record fits the registry");
 
 constexpr std::nullptr_t no_hook = nullptr;

@@ -69,6 +69,18 @@ int gemm_state() {
   Snapshot before = Snapshot::now();
   run_changes(changes, [&](Counts& c) { checked(g, c); }, counts);
   print_since(before);
+  // Each change again, every other setter called after it with its base value: a setter that
+  // recorded its value into another's field would see it undone in the key by that one's setter.
+  for (const Change& change : changes) {
+    Counts c;
+    change.set(1);
+    for (const Change& other : changes)
+      if (&other != &change) other.set(0);
+    for (int i = 0; i < 3; ++i) checked(g, c);
+    change.set(0);
+    print("change." + change.name + ".others_after.mismatches", c.mismatches);
+    counts.add(c);
+  }
 
   set(g_api.cublasSetPointerMode_v2(handle, CUBLAS_POINTER_MODE_DEVICE));
   Buffer c2{0xC2};

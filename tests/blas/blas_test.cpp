@@ -223,7 +223,10 @@ TEST_CASE("the heuristic: the stub's own answer in every field, a changed input 
 // Watched failing: cublas_replay.cpp's gemm without key.add_bytes(&state, ...) (every change but
 // pointer_mode, which also changes how alpha and beta are keyed: 36 mismatches); blas_records.cpp's
 // record_mantissa_bit_count_pointer not recording the pointer (mantissa_bit_count_pointer); the
-// KeyWriter told the scales are host ones whatever the mode (device_values: 10 calls).
+// KeyWriter told the scales are host ones whatever the mode (device_values: 10 calls);
+// blas_records.cpp's record_math_mode writing the atomics mode's field (math_mode.others_after: 3,
+// the atomics setter after it undid it in the key), and record_stream leaving the workspace set
+// (the no-workspace case below).
 TEST_CASE("GEMM: each piece of the handle's state changed in turn, device scaling factors read at launch",
           "[blas]") {
   const char* mode = GENERATE(from_range(kModes));
