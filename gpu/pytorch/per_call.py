@@ -3,7 +3,7 @@ the shim (tests/tracer's libtracer_all.so) times each cuDNN and cuBLAS call the 
 
     python3 per_call.py --shim LIB --tracer LIB [--launch-cost BIN_OR_TABLE] [--work DIR] [--json FILE]
                         [--markdown FILE] [--workloads conv_bn16_fp32,bn16_train,stack_bias,stack_nobias]
-                        [--blocks N] [--driver-tracer LIB] [--no-relocation-arm]
+                        [--blocks N] [--driver-tracer LIB] [--no-relocation-arm] [--baseline-shim LIB]
 
 Parent (standard library only): per workload (workloads.py's), two processes of this program
 again as a child: one with the tracer alone (no shim: what each call costs without it), one with
@@ -24,7 +24,9 @@ ops it replayed. --json gets everything, --markdown the table. Exit status 0 whe
 it times the driver's graph calls the shim makes (cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2,
 cuStreamIsCapturing, ...), so that a replayed call's time splits into the driver's and the shim's own
 (docs/graph-costs.md). --no-relocation-arm adds a third process, the shim with CUDNN_FASTPATH_RELOCATE=0,
-whose "on" blocks are the table's "on, no relocation" column.
+whose "on" blocks are the table's "on, no relocation" column. --baseline-shim LIB adds another process,
+the same as the shim's with another build of it (the last commit's, say), whose off and on blocks are
+the table's last two columns: two builds on one host, a process apart.
 """
 import argparse
 import ctypes
@@ -145,9 +147,11 @@ def child(args):
 # ------------------------------------------------------------------------------------------------
 # Parent mode
 
-def run_child(name, args, with_shim, relocate=True):
+def run_child(name, args, with_shim, relocate=True, shim=None):
     work = Path(args.work)
     label = f"{name}-{('shim' if relocate else 'shim-norelocation') if with_shim else 'alone'}"
+    if shim is not None:
+        label += "-baseline"
     result, stats = work / f"{label}.json", work / f"{label}.stats-%p.json"
     argv = [sys.executable, str(Path(__file__).resolve()), "--child", name, "--result", str(result),
             "--blocks", str(args.blocks)]
@@ -156,7 +160,7 @@ def run_child(name, args, with_shim, relocate=True):
     if with_shim:
         # The tracer before the shim, set by hand (the launcher would put the shim first); the driver
         # tracer, if any, after it.
-        preload = f"{args.tracer} {args.shim}" + (f" {args.driver_tracer}" if args.driver_tracer else "")
+        preload = f"{args.tracer} {shim or args.shim}" + (f" {args.driver_tracer}" if args.driver_tracer else "")
         env.update({"LD_PRELOAD": preload, "CUDNN_FASTPATH_STATS_FILE": stats})
         if args.driver_tracer:
             argv += ["--driver-tracer", args.driver_tracer]
@@ -202,9 +206,12 @@ def launch_cost(path):
 
 def table(report):
     launch = report.get("graph_launch_ns")
+    # The baseline shim's columns (--baseline-shim) only where it ran.
+    base = any("base_on" in row for w in report["workloads"].values() for row in (w.get("functions") or {}).values())
     lines = ["| workload | function | calls/iter | ns/call, no shim | shim, all off | shim, all on | "
-             "on, no relocation | saved per call, ns (no shim - on) | on - a graph launch, ns |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "on, no relocation | saved per call, ns (no shim - on) | on - a graph launch, ns |"
+             + (" baseline shim, all off | baseline shim, all on |" if base else ""),
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: | ---: |" if base else "")]
     for name, w in report["workloads"].items():
         if w.get("error"):
             lines.append(f"| {name} | NOT MEASURED: {w['error']} | | | | | | | |")
@@ -215,7 +222,8 @@ def table(report):
             saved = "" if row.get("none") is None or row.get("on") is None else f"{row['none'] - row['on']:.0f}"
             over = "" if launch is None or row.get("on") is None else f"{row['on'] - launch:.0f}"
             lines.append(f"| {name} | `{function}` | {row['calls_per_iteration']:g} | {ns('none')} | {ns('off')} | "
-                         f"{ns('on')} | {ns('fixed')} | {saved} | {over} |")
+                         f"{ns('on')} | {ns('fixed')} | {saved} | {over} |"
+                         + (f" {ns('base_off')} | {ns('base_on')} |" if base else ""))
     if any(w.get("driver") for w in report["workloads"].values()):
         lines += ["", "The driver's graph calls the shim made, every feature on (the driver tracer after the shim):", "",
                   "| workload | driver function | calls/iter | ns/call | ns/iter |", "| --- | --- | ---: | ---: | ---: |"]
@@ -260,6 +268,7 @@ def parent(args):
     for name in names:
         alone, shimmed = run_child(name, args, False), run_child(name, args, True)
         fixed = run_child(name, args, True, relocate=False) if args.no_relocation_arm else None
+        base = run_child(name, args, True, shim=args.baseline_shim) if args.baseline_shim else None
         if harness.EXIT_NO_GPU in (alone["exit_code"], shimmed["exit_code"]):
             print("per_call: SKIPPED: no CUDA device")
             return harness.EXIT_NO_GPU
@@ -272,6 +281,8 @@ def parent(args):
         arms = {"none": alone["blocks"]["none"], "off": shimmed["blocks"]["off"], "on": shimmed["blocks"]["on"]}
         if fixed is not None and "on" in fixed.get("blocks", {}):
             arms["fixed"] = fixed["blocks"]["on"]
+        if base is not None and "on" in base.get("blocks", {}):
+            arms["base_off"], arms["base_on"] = base["blocks"]["off"], base["blocks"]["on"]
         seen = {f for blocks in arms.values() for b in blocks for f in b["calls"]}
         functions = {}
         for function in [f for f in FUNCTIONS if f in seen]:
@@ -309,6 +320,8 @@ def main():
     parser.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS))
     parser.add_argument("--blocks", type=int, default=40, help="blocks per arm (default 40)")
     parser.add_argument("--driver-tracer", help="tests/tracer's libtracer_driver.so, placed after the shim")
+    parser.add_argument("--baseline-shim", help="another build of the shim, timed in a process of its own after "
+                                                "the shim's: its columns beside the shim's")
     parser.add_argument("--no-relocation-arm", action="store_true",
                         help="also the shim with CUDNN_FASTPATH_RELOCATE=0 (a third process)")
     parser.add_argument("--child", help=argparse.SUPPRESS)

@@ -134,6 +134,21 @@ def check_harness(tmp, expect):
     expect(stopped and len(pairs) == harness.MIN_ROUNDS, "a deadline passed: the minimum rounds, then stop")
 
 
+def check_per_call(expect):
+    """gpu/pytorch/per_call.py's table: the baseline shim's columns where --baseline-shim ran, and only there."""
+    sys.path.insert(0, str(REPO / "gpu/pytorch"))
+    import per_call
+    row = {"calls_per_iteration": 2, "none": 50.0, "off": 80.0, "on": 70.0, "base_off": 95.0, "base_on": 90.0}
+    report = {"graph_launch_ns": 2000, "workloads": {"linear_rows": {"functions": {"cublasSetMathMode": row}}}}
+    lines = per_call.table(report)
+    expect(lines[0].endswith("| baseline shim, all off | baseline shim, all on |") and
+           lines[2] == "| linear_rows | `cublasSetMathMode` | 2 | 50 | 80 | 70 |  | -20 | -1930 | 95 | 90 |",
+           f"per_call's baseline columns ({lines[2] if len(lines) > 2 else lines})")
+    del row["base_off"], row["base_on"]
+    lines = per_call.table(report)
+    expect("baseline" not in lines[0] and lines[2].endswith("| -20 | -1930 |"), "no baseline run, no baseline columns")
+
+
 def main():
     failures = []
 
@@ -207,6 +222,7 @@ def main():
         expect("Per iteration, means" in summary, "summary.md holds the saving table")
         check_generate(tmp, expect)
         check_harness(tmp, expect)
+        check_per_call(expect)
     print(f"{'FAILED' if failures else 'passed'}: {len(failures)} of the checks above failed")
     return 1 if failures else 0
 
