@@ -418,8 +418,18 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   bool taken = false;
   switch (e.current_phase()) {
     case Phase::kCounting:
-      // Relaxed: a count, as the engine's.
-      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= replay::kDirectRunsBeforeCapture &&
+      // A shape is learnt at its config().shape_calls-th call (CUDNN_FASTPATH_SHAPE_CALLS, 16 unless
+      // set), not at its third as a key is captured. Learning costs two captures, their graphs read
+      // and compared (some 100 us of host time on an H200 for a strided-batched GEMM), and a relocated
+      // call saves about 5 us against a direct one: a shape repays its learning after some 20
+      // relocated calls. A shape that comes in a burst and never again (a decode step's attention
+      // GEMMs, one per layer at a KV length the next step leaves behind) must not be learnt: at its
+      // third call an 8-layer decode loop learnt both its shapes every step and ran 12.4% slower
+      // (H200, run 80: 4 captures, 12 relocated launches and 4 direct calls a step). A shape that has
+      // come this often is likely to come as often again; one that lives on (a Linear's one row in
+      // generation, a conv layer fed fresh activations) pays its first calls direct, once. Relaxed:
+      // a count, as the engine's.
+      if (e.executes.fetch_add(1, std::memory_order_relaxed) + 1 >= config().shape_calls &&
           e.begin_capture(Phase::kCounting))
         taken = learn_first(h, status);
       break;

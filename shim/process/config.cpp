@@ -38,6 +38,15 @@ constexpr struct {
     {"CUDNN_FASTPATH_CUDART", &Config::cudart_path},
 };
 
+// Counts: a whole number within [low, high].
+constexpr struct {
+  const char* name;
+  unsigned Config::*field;
+  unsigned low, high;
+} kCounts[] = {
+    {"CUDNN_FASTPATH_SHAPE_CALLS", &Config::shape_calls, 1, 1000000},
+};
+
 void read_environment() {
   for (const auto& option : kBooleans) {
     const char* text = std::getenv(option.name);
@@ -46,6 +55,18 @@ void read_environment() {
     if (!parse_boolean(text, field))
       log_line("%s=%.64s is not a boolean (1/0, true/false, yes/no, on/off); using %d", option.name, text,
                field ? 1 : 0);
+  }
+  for (const auto& option : kCounts) {
+    const char* text = std::getenv(option.name);
+    if (text == nullptr || *text == '\0') continue;
+    unsigned& field = g_config.*option.field;
+    char* end = nullptr;
+    const unsigned long value = std::strtoul(text, &end, 10);
+    if (*end != '\0' || text[0] == '-' || value < option.low || value > option.high)
+      log_line("%s=%.64s is not a whole number from %u to %u; using %u", option.name, text, option.low, option.high,
+               field);
+    else
+      field = static_cast<unsigned>(value);
   }
   for (const auto& option : kPaths) {
     // secure_getenv: a setuid or otherwise secure-execution process takes no paths from its

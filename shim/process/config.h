@@ -13,8 +13,9 @@ namespace cudnn_fastpath::shim {
 // legacy API, default on; only with graphs), _CUBLAS (replay cuBLASLt and cuBLAS calls, with
 // graphs, and cache the matmul heuristic's answers; default on), _RELOCATE (point a call shape's
 // graph at a call's own tensors when they moved, default on: shape_cache.h), _DLSYM (answer dlsym
-// lookups of the interposed names with the shim's functions, default on: dlsym_reach.h), _CUDNN and
-// _CUDART (the real libraries, when no loaded one can be found).
+// lookups of the interposed names with the shim's functions, default on: dlsym_reach.h), _SHAPE_CALLS
+// (the calls of a call shape run directly before it is learnt for relocation, default 16:
+// shape_cache.cpp), _CUDNN and _CUDART (the real libraries, when no loaded one can be found).
 struct Config {
   bool disable = false;
   bool verify = false;
@@ -26,6 +27,7 @@ struct Config {
   bool cublas = true;
   bool relocate = true;
   bool dlsym = true;
+  unsigned shape_calls = 16;
   // Empty when unset. Paths are read with secure_getenv: unset in secure-execution processes.
   char stats_file[4096] = {};
   char cudnn_path[4096] = {};

@@ -120,6 +120,7 @@ const scenario_main::Case kCases[] = {
     {"relocation_refused_shapes", relocation_refused_shapes},
     {"relocation_admission", relocation_admission},
     {"relocation_decode", relocation_decode},
+    {"relocation_bursts", relocation_bursts},
     {"capture_streams", capture_streams},
 };
 

@@ -229,6 +229,7 @@ int relocation_context();
 int relocation_refused_shapes();
 int relocation_admission();
 int relocation_decode();
+int relocation_bursts();
 int capture_streams();
 
 }  // namespace blas_scenario

@@ -494,4 +494,34 @@ int relocation_decode() {
   return 0;
 }
 
+// Shapes that come in bursts, then never again, and one that stays: "bursts." runs kSteps decode
+// steps of kLayers strided-batched GEMMs each, a step's calls of one shape (a Calls of its own: its
+// handle is in the shape) and each layer's tensors its own, as a decode step's attention at a KV
+// length the next step leaves behind; "steady." then runs kSteadyCalls calls of one shape with a new
+// output and input every call. Prints bursts.* and steady.*, and their calls.
+int relocation_bursts() {
+  constexpr int kSteps = 24, kLayers = 8, kSteadyCalls = 64;
+  static Calls steps[kSteps];
+  static Calls steady;
+  static moving::Slots weights(kLayers + 1, 0xA000), inputs(kSteps * kLayers + kSteadyCalls + 1, 0xB000),
+      outputs(kSteps * kLayers + kSteadyCalls + 1, 0);
+  Counts counts;
+  std::thread([&] {
+    int call = 0;
+    Snapshot before = Snapshot::now();
+    for (int s = 0; s < kSteps; ++s)
+      for (int l = 0; l < kLayers; ++l, ++call)
+        steps[s].check(kStrided, {weights.at(l), inputs.at(call), weights.at(kLayers), outputs.at(call)}, counts);
+    print_since(before, "bursts.");
+    before = Snapshot::now();
+    for (int i = 0; i < kSteadyCalls; ++i, ++call)
+      steady.check(kStrided, {weights.at(0), inputs.at(call), weights.at(kLayers), outputs.at(call)}, counts);
+    print_since(before, "steady.");
+  }).join();
+  print("bursts.calls", kSteps * kLayers);
+  print("steady.calls", kSteadyCalls);
+  print_counts(counts);
+  return 0;
+}
+
 }  // namespace blas_scenario

@@ -29,7 +29,8 @@ constexpr std::array kModes{"linked", "local", "dlsym"};
 const ScenarioRunner run{.programs = {{"linked", BLAS_SCENARIO_LINKED}},
                          .shared = BLAS_SCENARIO_DLOPEN,
                          .shim = SHIM_PATH,
-                         .stats_file = true};
+                         .stats_file = true,
+                         .env = {kShapesLearntAtThirdCall}};
 
 // What holds in every run: no call failed, every output was the reference's, every launch went on
 // the call's stream, no capture in global mode, no launch of a destroyed graph, no allocation a
@@ -1046,6 +1047,41 @@ TEST_CASE("relocation: a decode loop's projections, two sharing an input, are re
   CHECK(o["mismatches"] == 0);
   CHECK(10 * o["second.shim.gemm_launches"] >= 9 * calls);
   CHECK(10 * o["second.shim.relocated"] >= 9 * calls);
+}
+
+// By default a shape is learnt at its 16th call (CUDNN_FASTPATH_SHAPE_CALLS): a decode step's
+// shape that comes for one step's layers and never again is not (learnt at its third, every step
+// cost three captures for five relocated calls: an 8-layer decode loop 12.4% slower on an H200), and
+// one that stays is relocated from its 16th call on. Watched failing with config.h's shape_calls 3
+// (bursts: 72 captures, 24 shapes proven).
+TEST_CASE("relocation: a shape is learnt at its 16th call, so shapes that come in one burst are never captured",
+          "[blas][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "relocation_bursts", {.env = {kShapesLearntByDefault}});
+  check_sound(o, "bursts.");
+  check_sound(o, "steady.");
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["bursts.cuda.captures"] == 0);
+  CHECK(o["bursts.shim.relocation_shapes"] == 0);
+  CHECK(o["bursts.shim.gemm_direct"] == o["bursts.calls"]);
+  CHECK(o["steady.shim.relocations_proven"] == 1);
+  CHECK(o["steady.shim.gemm_direct"] == 15);
+  CHECK(o["steady.shim.relocated"] >= o["steady.calls"] - 15 - 3);
+  // The same calls learning each shape at its third call, as the other relocation cases run.
+  const Outcome third = run(mode, "relocation_bursts");
+  check_sound(third, "bursts.");
+  CHECK(third["bursts.shim.relocations_proven"] == 24);
+}
+
+TEST_CASE("a bad CUDNN_FASTPATH_SHAPE_CALLS value gets one warning line and the default", "[blas][relocation][config]") {
+  for (const char* bad : {"0", "-3", "12x", "99999999999"}) {
+    CAPTURE(bad);
+    const Outcome o = run("linked", "relocation_bursts", {.env = {{"CUDNN_FASTPATH_SHAPE_CALLS", bad}}});
+    check_sound(o, "steady.");
+    CHECK(o["steady.shim.gemm_direct"] == 15);  // the default's 16th call learnt the shape
+    CHECK(count_lines_containing(o.process.err, "is not a whole number from 1 to 1000000; using 16") == 1);
+  }
 }
 
 // Watched failing: graph_launch.cpp's capture_stream() leaving the stream it replaces to the driver

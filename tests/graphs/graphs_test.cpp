@@ -27,7 +27,8 @@ constexpr std::array kModes{"linked", "global", "local", "dlsym", "dlsym_library
 
 const ScenarioRunner run{.programs = {{"linked", GRAPH_SCENARIO_LINKED}},
                          .shared = GRAPH_SCENARIO_DLOPEN,
-                         .shim = SHIM_PATH};
+                         .shim = SHIM_PATH,
+                         .env = {kShapesLearntAtThirdCall}};
 
 // What holds in every run: no call failed, every op ran as made, no replay of a stale triple, no
 // capture in global mode, no launch of a destroyed graph.

@@ -50,8 +50,11 @@ const ScenarioRunner run{
 #ifdef CUDNN_FASTPATH_SANITIZED
     // The cases of address reuse need the allocator to hand a freed descriptor's address out again,
     // as glibc's does at once: ASan's quarantine would keep it.
-    .env = {{"ASAN_OPTIONS",
+    .env = {kShapesLearntAtThirdCall,
+            {"ASAN_OPTIONS",
              "verify_asan_link_order=0:detect_leaks=0:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"}},
+#else
+    .env = {kShapesLearntAtThirdCall},
 #endif
 };
 

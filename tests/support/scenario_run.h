@@ -38,6 +38,13 @@ struct RunOptions {
 // A suite's scenario programs by load mode. A mode in `programs` has a program of its own, run as
 // PROGRAM CASE; every other mode runs `shared` as PROGRAM MODE CASE (the program loads cuDNN the
 // way MODE says). The child sees none of the caller's CUDNN_FASTPATH_* or LD_* settings.
+// The relocation scenarios' runs learn a call shape at its third call, as a key is captured: their
+// cases (kernel styles, moved tensors, proofs again) need a few calls each, not the default's 16
+// (CUDNN_FASTPATH_SHAPE_CALLS; shape_cache.cpp), which the cases that name the default test.
+inline const EnvChange kShapesLearntAtThirdCall{"CUDNN_FASTPATH_SHAPE_CALLS", "3"};
+// A run with the default: the runner's kShapesLearntAtThirdCall undone (an empty value is unset).
+inline const EnvChange kShapesLearntByDefault{"CUDNN_FASTPATH_SHAPE_CALLS", ""};
+
 struct ScenarioRunner {
   std::map<std::string, std::string> programs;
   std::string shared;
