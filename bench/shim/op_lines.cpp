@@ -40,6 +40,8 @@
 //            every op, its output a new block every op (as the caching allocator gives)
 //   gemm_grow  a decode loop's attention scores, q times K transposed per head: a
 //            cublasGemmStridedBatchedEx whose KV length (cuBLAS's m) grows by one every op
+//   gemm_layers  gemm_grow's GEMM for each of a decode step's 8 layers, each with its own keys and
+//            scores: a shape that comes in a burst of 8 calls, then never again
 //   bn_miss  as bn, but the input's height is new every op (dynamic shapes)
 //   cycle    as execute, but the ops cycle through 300 pointer sets in turn, more than the pack
 //            cache (256) and a graph cache's sets hold: a conv fed 300 input shapes in turn. It
@@ -288,13 +290,21 @@ bool linear_stack_op(int i) {
 // A decode step's attention scores, q K^T for 12 heads, as PyTorch's bmm calls cuBLAS on a static KV
 // cache of kShapes positions (column-major: m is the KV length, n the query's one row, k the head's 64).
 alignas(256) unsigned char g_keys[64], g_query[64], g_scores[64];
-bool scores(int length) {
+bool scores(int length, const void* keys = g_keys, void* out = g_scores) {
   const float one = 1, zero = 0;
-  return cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, length, 1, 64, &one, g_keys, CUDA_R_16BF, 64,
-                                    64LL * kShapes, g_query, CUDA_R_16BF, 64, 64, &zero, g_scores, CUDA_R_16BF, length,
+  return cublasGemmStridedBatchedEx(g_blas, CUBLAS_OP_T, CUBLAS_OP_N, length, 1, 64, &one, keys, CUDA_R_16BF, 64,
+                                    64LL * kShapes, g_query, CUDA_R_16BF, 64, 64, &zero, out, CUDA_R_16BF, length,
                                     length, 12, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == 0;
 }
 bool gemm_grow_op(int i) { return scores(1 + place(i, kShapes)); }
+// The same for each of a decode step's 8 layers, each with its own keys and scores: a shape that
+// comes 8 times in a row, each call's tensors other than the last's, then never again.
+alignas(256) unsigned char g_layer_keys[8][256], g_layer_scores[8][256];
+bool gemm_layers_op(int i) {
+  bool ok = true;
+  for (int l = 0; l < 8; ++l) ok = ok && scores(1 + place(i, kShapes), g_layer_keys[l], g_layer_scores[l]);
+  return ok;
+}
 
 // An op, and the ops it needs before it is in its steady state (caches filled, graphs captured,
 // or, for a load that never repeats, the caches backed off). Its argument is its place in the run:
@@ -320,6 +330,7 @@ const Kind kKinds[] = {
     {"linear_moving", linear_moving_op, 3000},
     {"linear_miss", linear_miss_op, 6000},
     {"gemm_grow", gemm_grow_op, 6000},
+    {"gemm_layers", gemm_layers_op, 1000},
     {"bn_miss", [](int i) { return bn_op(1 + place(i, kShapes)); }, 6000},
     {"cycle", [](int i) { return pack_op(static_cast<std::uintptr_t>(place(i, 300)) + 2000000, true); }, 6000},
     {"linear_mixed", [](int i) { return i % 2 == 0 ? torch_linear(64, g_output) : linear_miss_op(i); }, 6000},
