@@ -166,8 +166,9 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       // Relaxed: counts, ordered by nothing; two threads on one key (which the libraries forbid on
       // one handle) only capture a little earlier.
       const bool relocated = e.relocated.load(std::memory_order_relaxed);
+      const std::uint32_t runs = e.executes.fetch_add(1, std::memory_order_relaxed);
       const std::uint32_t due = relocated ? kRunsBeforeCaptureOverRelocation : replay::kDirectRunsBeforeCapture;
-      if (e.executes.fetch_add(1, std::memory_order_relaxed) >= due && e.begin_capture(Phase::kCounting)) {
+      if (runs >= due && e.begin_capture(Phase::kCounting)) {
         status = capture_and_launch(call, m, e, *t);
         break;
       }
@@ -178,6 +179,14 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
           e.relocated.store(true, std::memory_order_relaxed);
           note_shape_taken(call, *t);
         }
+        break;
+      }
+      // A key its shape took before and takes no more (the shape refused, or by pointer at this
+      // alignment) is captured as any other key, at its third run, not left to run directly until
+      // its seventeenth: an eval loop's batch norms whose shape a check refused ran a third of their
+      // calls directly in every block of the A/B (H200, run 79's eval16).
+      if (relocated && runs >= replay::kDirectRunsBeforeCapture && e.begin_capture(Phase::kCounting)) {
+        status = capture_and_launch(call, m, e, *t);
         break;
       }
       status = run_direct(call, m);

@@ -121,6 +121,7 @@ const scenario_main::Case kCases[] = {
     {"relocation_admission", relocation_admission},
     {"relocation_decode", relocation_decode},
     {"relocation_bursts", relocation_bursts},
+    {"relocation_refused_keys", relocation_refused_keys},
     {"capture_streams", capture_streams},
 };
 

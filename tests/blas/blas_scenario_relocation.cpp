@@ -430,6 +430,26 @@ int relocation_refused_shapes() {
   return 0;
 }
 
+// Keys a shape took before it was refused: a matmul whose tensors alternate between two sets (an
+// eval loop's activations, placed alike every other iteration), in the split kernel style, whose
+// proofs are refused. The shape learns from the first calls, takes them, and is refused; its two
+// keys then go by pointer, each captured and launched. Prints alternating.* and "calls".
+int relocation_refused_keys() {
+  constexpr int kCalls = 60;
+  set_style(STUB_KERNEL_STYLE_SPLIT);
+  static Pools pools;
+  Calls calls;
+  Counts counts;
+  const Snapshot before = Snapshot::now();
+  std::thread([&] {
+    for (int i = 0; i < kCalls; ++i) checked(calls.matmul(pools.fresh(i % 2)), counts);
+  }).join();
+  print_since(before, "alternating.");
+  print("calls", kCalls);
+  print_counts(counts);
+  return 0;
+}
+
 // Admission per shape: on one thread, a matmul whose output is new every call (a shape that
 // relocates) between kOthers matmuls that never repeat (another workspace size every call) on other
 // objects: their entries are evicted unused, and the family backs off. The steady shape's calls go

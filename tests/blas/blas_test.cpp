@@ -1074,6 +1074,19 @@ TEST_CASE("relocation: a shape is learnt at its 16th call, so shapes that come i
   CHECK(third["bursts.shim.relocations_proven"] == 24);
 }
 
+// A key its shape took and then refused is captured by pointer at its third run. Watched failing
+// without replay_engine.cpp's capture of such a key (its seventeenth run): direct 30 of 60.
+TEST_CASE("relocation: keys of a shape that was refused after it took them are captured as any key", "[blas][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "relocation_refused_keys");
+  check_sound(o, "alternating.");
+  CHECK(o["mismatches"] == 0);
+  CHECK(o["alternating.shim.relocations_refused"] == 1);
+  CHECK(o["alternating.shim.lt_matmul_direct"] <= 4);
+  CHECK(o["alternating.shim.lt_matmul_launches"] >= o["calls"] - 6);
+}
+
 TEST_CASE("a bad CUDNN_FASTPATH_SHAPE_CALLS value gets one warning line and the default", "[blas][relocation][config]") {
   for (const char* bad : {"0", "-3", "12x", "99999999999"}) {
     CAPTURE(bad);
