@@ -183,8 +183,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       }
       // A key its shape took before and takes no more (the shape refused, or by pointer at this
       // alignment) is captured as any other key, at its third run, not left to run directly until
-      // its seventeenth: an eval loop's batch norms whose shape a check refused ran a third of their
-      // calls directly in every block of the A/B (H200, run 79's eval16).
+      // its seventeenth (relocation_refused_keys: two keys in turn ran 30 of their 60 calls directly).
       if (relocated && runs >= replay::kDirectRunsBeforeCapture && e.begin_capture(Phase::kCounting)) {
         status = capture_and_launch(call, m, e, *t);
         break;
