@@ -200,8 +200,9 @@ CUDNN_FASTPATH_COLD cudnnStatus_t finalize_miss(Proxy& p, std::uint32_t m) {
 // cache if another proxy's contents put it there since, else built (and cached) as its finalize
 // would have. cuDNN refusing it now (it accepted the form before) is that call's answer, and the
 // proxy stays deferred. The program may execute one pack from several threads at once (reading it
-// only): the pack is published by a CAS on the proxy's word (release: the pack's making is seen by
-// whoever takes it; acquire on failure: the loser reads the winner's pack), a thread that loses
+// only): the pack is published by a CAS on the proxy's word (acq_rel, of which the release is what
+// counts: the pack's making is seen by whoever takes it; acquire on failure: the loser reads the
+// winner's pack), a thread that loses
 // gives its own back, and only the winner caches what it built and keeps the lease (read only when
 // the proxy is destroyed, after every call on it).
 CUDNN_FASTPATH_COLD cudnnStatus_t build_deferred(Proxy& p, cudnnBackendDescriptor_t* out) noexcept {
