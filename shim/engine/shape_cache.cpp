@@ -395,7 +395,6 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
   if (key.tensor_count == 0 || t.capturing || !config().relocate) return false;
   const Binding* binding = driver_for(call.caller);
   if (binding == nullptr || !relocation_possible(binding->real)) return false;
-  if (replay::capturing(binding->real, call.stream)) return false;  // the program's own capture
   Key shape;
   std::uint64_t tensors[kMaxTensors];
   shape_of(key, call.stream, shape, tensors);
@@ -429,13 +428,19 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       // come this often is likely to come as often again; one that lives on (a Linear's one row in
       // generation, a conv layer fed fresh activations) pays its first calls direct, once. Relaxed:
       // a count, as the engine's.
+      // The driver is asked whether the program's stream captures its own graph only where the
+      // answer matters, before a capture or a launch: a call of a shape still counting (every call
+      // of a load whose shapes never repeat) asks nothing (cuStreamIsCapturing, 83 ns a call on an
+      // H100, run 83). A program's capture at the learning call leaves the shape counting, to be
+      // learnt at its next call outside it, not given up (learn_first's capture would fail).
       if (e.executes.fetch_add(1, std::memory_order_relaxed) + 1 >= config().shape_calls &&
-          e.begin_capture(Phase::kCounting))
+          !replay::capturing(binding->real, call.stream) && e.begin_capture(Phase::kCounting))
         taken = learn_first(h, status);
       break;
     case Phase::kReady:
+      if (replay::capturing(binding->real, call.stream)) break;  // the program's own capture
       if (!replay::in_context(binding->real, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))))
-        break;  // (the program's capture was ruled out above)
+        break;
       if (!e.begin_capture(Phase::kReady)) break;  // another thread holds it: by pointer
       if (call.same_host_bytes != nullptr && !call.same_host_bytes(call.context, e)) {
         e.publish(Phase::kReady);  // host bytes its graph did not bake in: by pointer

@@ -219,6 +219,7 @@ void print_since(const Snapshot& before, const std::string& prefix) {
   put("cuda.bad_launches", after.cuda.bad_launches, before.cuda.bad_launches);
   put("cuda.kernel_node_updates", after.cuda.kernel_node_updates, before.cuda.kernel_node_updates);
   put("cuda.memset_node_updates", after.cuda.memset_node_updates, before.cuda.memset_node_updates);
+  put("cuda.capture_queries", after.cuda.capture_queries, before.cuda.capture_queries);
   print(prefix + "cuda.live_execs", static_cast<long long>(after.cuda.live_execs));
   if (!after.shim || !before.shim) return;
   // The shim's counters of the cuBLAS families, of the heuristic cache, of relocation and of the

@@ -1053,7 +1053,9 @@ TEST_CASE("relocation: a decode loop's projections, two sharing an input, are re
 // shape that comes for one step's layers and never again is not (learnt at its third, every step
 // cost three captures for five relocated calls: an 8-layer decode loop 12.4% slower on an H200), and
 // one that stays is relocated from its 16th call on. Watched failing with config.h's shape_calls 3
-// (bursts: 72 captures, 24 shapes proven).
+// (bursts: 72 captures, 24 shapes proven). A call of a shape still counting asks the driver
+// nothing (whether the program's stream captures is asked before a capture or a launch only):
+// watched failing with shape_cache.cpp asking it first, a query for each of the bursts' calls.
 TEST_CASE("relocation: a shape is learnt at its 16th call, so shapes that come in one burst are never captured",
           "[blas][relocation]") {
   const char* mode = GENERATE(from_range(kModes));
@@ -1065,6 +1067,7 @@ TEST_CASE("relocation: a shape is learnt at its 16th call, so shapes that come i
   CHECK(o["bursts.cuda.captures"] == 0);
   CHECK(o["bursts.shim.relocation_shapes"] == 0);
   CHECK(o["bursts.shim.gemm_direct"] == o["bursts.calls"]);
+  CHECK(o["bursts.cuda.capture_queries"] == 0);
   CHECK(o["steady.shim.relocations_proven"] == 1);
   CHECK(o["steady.shim.gemm_direct"] == 15);
   CHECK(o["steady.shim.relocated"] >= o["steady.calls"] - 15 - 3);
@@ -1147,6 +1150,30 @@ TEST_CASE("relocation: a proven shape's calls while the program captures its own
     CHECK(o[e + "_during.shim.relocated"] == 0);
     CHECK(o[e + "_program_launch.right"] == 5);
     CHECK(o[e + "_after.shim.relocated"] == 10);  // and relocated again after it
+  }
+}
+
+// The same calls with the shape learnt at its 12th call, which falls inside the program's capture
+// (calls 11 to 15): the shape is not given up there, and is learnt outside it. Watched failing with
+// shape_cache.cpp's learning not asking the driver first (learn_first's capture refused, the shape
+// never relocated: after.shim.relocated 0).
+TEST_CASE("relocation: a shape whose learning call falls in the program's capture is learnt after it",
+          "[blas][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "relocation_capture", {.env = {{"CUDNN_FASTPATH_SHAPE_CALLS", "12"}}});
+  check_sound(o, "matmul_during.");
+  check_sound(o, "gemm_during.");
+  for (const char* entry : {"matmul", "gemm"}) {
+    INFO(entry);
+    const std::string e = entry;
+    const std::string stub = e == "matmul" ? "lt." : "blas.";
+    CHECK(o[e + "_before.shim.relocations_proven"] == 0);  // the premise: still counting
+    CHECK(o[e + "_during." + stub + "captured"] == 5);     // into the program's capture
+    CHECK(o[e + "_during.cuda.captures"] == 1);            // the program's own, none of the shim's
+    CHECK(o[e + "_program_launch.right"] == 5);
+    CHECK(o[e + "_after.shim.relocations_proven"] == 1);
+    CHECK(o[e + "_after.shim.relocated"] >= 7);  // the learning call and the proof's direct
   }
 }
 

@@ -234,6 +234,7 @@ CUresult CUDAAPI cuStreamEndCapture(CUstream stream, CUgraph* graph) {
 CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> guard(graph_lock);
+  ++graph_counters.capture_queries;
   const auto it = g_states->find(stream);
   *status = CU_STREAM_CAPTURE_STATUS_NONE;
   if (it != g_states->end() && it->second.capturing)

@@ -59,6 +59,7 @@ struct StubCudaGraphCounters {
   std::uint64_t foreign_captures;      // refused: on a stream made in another process
   std::uint64_t kernel_node_updates;   // cuGraphExecKernelNodeSetParams_v2 calls that succeeded
   std::uint64_t memset_node_updates;   // cuGraphExecMemsetNodeSetParams calls that succeeded
+  std::uint64_t capture_queries;       // cuStreamIsCapturing calls
 };
 StubCudaGraphCounters stubcuda_graph_counters(void);
 // The stream the last launch that ran was on.
