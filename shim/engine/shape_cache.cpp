@@ -426,13 +426,13 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       // third call an 8-layer decode loop learnt both its shapes every step and ran 12.4% slower
       // (H200, run 80: 4 captures, 12 relocated launches and 4 direct calls a step). A shape that has
       // come this often is likely to come as often again; one that lives on (a Linear's one row in
-      // generation, a conv layer fed fresh activations) pays its first calls direct, once. Relaxed:
-      // a count, as the engine's.
+      // generation, a conv layer fed fresh activations) pays its first calls direct, once.
       // The driver is asked whether the program's stream captures its own graph only where the
       // answer matters, before a capture or a launch: a call of a shape still counting (every call
       // of a load whose shapes never repeat) asks nothing (cuStreamIsCapturing, 83 ns a call on an
       // H100, run 83). A program's capture at the learning call leaves the shape counting, to be
       // learnt at its next call outside it, not given up (learn_first's capture would fail).
+      // Relaxed: a count, as the engine's.
       if (e.executes.fetch_add(1, std::memory_order_relaxed) + 1 >= config().shape_calls &&
           !replay::capturing(binding->real, call.stream) && e.begin_capture(Phase::kCounting))
         taken = learn_first(h, status);
