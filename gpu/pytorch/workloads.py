@@ -49,7 +49,9 @@ NOT_SLOWER_PERCENT = -0.5  # the loads that never repeat: the interval's lower e
 # last MOVING_KEPT outputs kept (so that the allocator moves them too); the pinned ones on one input,
 # every output dropped (the same addresses every call: replayed by pointer).
 MOVING_RING, MOVING_KEPT, MOVING_CALLS = 257, 7, 8
-MOVING_KINDS = ("lt", "gemm", "strided", "sgemm", "bn")
+# moving_mix's kinds, in its order, and the call each makes.
+MOVING_KINDS = {"lt": "cublasLtMatmul with a bias", "gemm": "cublasGemmEx", "strided": "cublasGemmStridedBatchedEx",
+                "sgemm": "cublasSgemm_v2", "bn": "legacy batch norm"}
 
 WORKLOADS = {
     # The legacy cuDNN and cuBLAS replays' workloads.
@@ -153,6 +155,11 @@ WORKLOADS = {
                            f"norm), each on the next of {MOVING_RING} inputs, its last {MOVING_KEPT} outputs kept"},
     "pinned_mix": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
                    "what": "moving_mix's calls on one input each, every output dropped: the same tensors every call"},
+    # moving_mix's kinds one at a time (moving_lt, moving_gemm, ...): the driver tracer's table of
+    # per_call.py is per workload, so that each kind's driver calls per relocated call show alone.
+    **{f"moving_{kind}": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
+                          "what": f"moving_mix's {call} alone: its driver calls per relocated call"}
+       for kind, call in MOVING_KINDS.items()},
     "moving_conv": {"timed": 2, "warmup": WARMUP, "drop": True, "compare": False,
                     "what": f"{MOVING_CALLS} fp16 channels-last conv2d 64->64 3x3 on 1x64x16x16 (cudnnBackendExecute), "
                             "each on the next input of the ring, the last outputs kept"},
@@ -388,7 +395,8 @@ def moving_workload(name, torch, models, device, stack):
     ring = 1 if pinned else MOVING_RING
     kept = collections.deque(maxlen=0 if pinned else MOVING_KEPT)
     bf16, fp32 = torch.bfloat16, torch.float32
-    if name.endswith("_mix"):
+    kind = name.split("_", 1)[1]
+    if kind == "mix" or kind in MOVING_KINDS:
         w, b = torch.randn(768, 768, device=device, dtype=bf16), torch.randn(768, device=device, dtype=bf16)
         w32 = torch.randn(768, 768, device=device)
         keys = torch.randn(12, 64, 128, device=device, dtype=bf16)
@@ -398,6 +406,9 @@ def moving_workload(name, torch, models, device, stack):
                  "strided": (lambda x: torch.bmm(x, keys), (12, 1, 64), bf16),
                  "sgemm": (lambda x: torch.mm(x, w32), (1, 768), fp32),
                  "bn": (bn, (1, 64, 16, 16), fp32)}
+        assert list(calls) == list(MOVING_KINDS), "MOVING_KINDS names moving_mix's kinds"
+        if kind != "mix":
+            calls = {kind: calls[kind]}
     elif name.endswith("_conv"):
         conv = torch.nn.Conv2d(64, 64, 3, padding=1, bias=False).to(device, torch.half).to(
             memory_format=torch.channels_last)
