@@ -292,7 +292,7 @@ def analyse_model(name, entry, references, args):
     on = {m: [p["on"][f"{m}_ns"] for p in pairs] for m in ("cpu", "wall")}
     flagged = sum(p["off"]["in_effect"] != 0 or p["on"]["in_effect"] != expected for p in pairs)
     found["rows"] += summary_rows(name, "blocks", off, on, expected, flagged, args)
-    found["rounds"] = [round_gain(s) for s in stretches]
+    found["rounds"] = [round_gain(s) for s in stretches if s["on"]["cpu_ns"] and s["off"]["cpu_ns"]]
     found["rounds_agree"] = bool(found["rounds"]) and all(g > 0 for g in found["rounds"])
     for row in found["rows"]:  # the steady target asks every round's gain too (round_gain)
         if row["workload"].endswith(" steady") and row.get("target_passed") and not found["rounds_agree"]:
