@@ -73,6 +73,8 @@ def table_lines(rows, unit, missed="FAIL"):
         target = ""
         if "target_percent" in row:
             target = f">= {row['target_percent']:g}%, CI > 0: {'PASS' if row['target_passed'] else missed}"
+            if row.get("rounds_disagree"):  # generate_ab.py's steady rounds: the interval cleared, a round lost
+                target += " (a round lost)"
         if "floor_percent" in row:
             target = f"CI low >= {row['floor_percent']:g}%: {'PASS' if row['floor_passed'] else missed}"
         flagged = f" ({row['features_not_as_asked']} pairs not as asked)" if row["features_not_as_asked"] else ""

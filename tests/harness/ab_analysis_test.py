@@ -110,7 +110,8 @@ def check_generate(tmp, expect):
     gpt2 = {(r["workload"], r["metric"]): r for r in out["rows"]}[("gpt2 steady", "cpu")]
     rounds = out["findings"]["gpt2"]["rounds"]
     expect(done.returncode == 0 and not gpt2["target_passed"] and gpt2["ci_low_percent"] > 6 and -5 < rounds[1] < -3 and min(rounds[0], rounds[2]) > 19
-           and "(target 6%: MISS, the rounds disagree: " in out["summary_line"].split("gpt2 steady")[1],
+           and "(target 6%: MISS, the rounds disagree: " in out["summary_line"].split("gpt2 steady")[1]
+           and "CI > 0: MISS (a round lost) |" in out["markdown"],
            f"a round that lost misses the target though the pairs' interval clears it: {out['summary_line']}")
     report["child"]["models"]["gpt2"] = generation(seed=5)
     report["child"]["models"]["gpt2"]["ids_on"] = [[1, 2], [3, 5]]
