@@ -431,7 +431,11 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       // answer matters, before a capture or a launch: a call of a shape still counting (every call
       // of a load whose shapes never repeat) asks nothing (cuStreamIsCapturing, 83 ns a call on an
       // H100, run 83). A program's capture at the learning call leaves the shape counting, to be
-      // learnt at its next call outside it, not given up (learn_first's capture would fail).
+      // learnt at its next call outside it, not given up (learn_first's capture would fail). The
+      // price: calls made inside the program's capture count, and take an entry (which may evict a
+      // learnt shape, its graphs destroyed then, as the pointer cache's insert does), though the
+      // program's graph replays them without the shim; a shape called mostly there is learnt at its
+      // first call outside, which costs its two captures once.
       // Relaxed: a count, as the engine's.
       if (e.executes.fetch_add(1, std::memory_order_relaxed) + 1 >= config().shape_calls &&
           !replay::capturing(binding->real, call.stream) && e.begin_capture(Phase::kCounting))
