@@ -122,7 +122,12 @@ struct Held {
   const std::uint64_t* tensors;
   int named;  // tensors
   Admitting admitting;
+  Outcome refused = Outcome::kCount;  // why capture() made none (capture_call's refusal), if it said
   bool judged() const { return admitting == Admitting::kJudged; }
+  // The last capture was refused because the program's stream is capturing its own graph: a capture
+  // begun since the question before it (another thread's global capture, the call on the legacy
+  // stream). The shape is not at fault: it waits, as a key does (capture_and_launch).
+  bool program_captured() const { return refused == Outcome::kCapturing; }
 
   const GraphDriver& driver() const { return binding.real; }
   Shape* shape() const { return static_cast<Shape*>(e.extra.load(std::memory_order_relaxed)); }
@@ -153,6 +158,7 @@ struct Held {
     // A call's host bytes (a pack's by-value tensors) are learnt into the entry: every capture of a
     // shape is made with the bytes its first had (replay_by_shape compares them before any).
     const CallCapture c = capture_call(call, t, binding, call.learn_host_bytes != nullptr ? &e : nullptr, true);
+    refused = c.refusal;
     if (c.captured.exec == nullptr) return false;
     const char* why = nullptr;
     copy = replay::read_graph(driver(), c.captured.graph, c.context, &why);
@@ -197,7 +203,7 @@ bool learn_first(Held& h, int& status) {
   replay::Captured captured;
   if (s == nullptr || !h.capture(captured, s->first)) {
     std::free(s);
-    h.e.publish(Phase::kNever);
+    h.e.publish(h.program_captured() ? Phase::kCounting : Phase::kNever);
     return false;
   }
   s->graph = captured.graph;
@@ -218,7 +224,8 @@ bool learn_second(Held& h, int& status) {
   replay::Captured captured;
   GraphCopy* copy = nullptr;
   if (!h.capture(captured, copy)) {
-    h.give_up();
+    if (h.program_captured()) h.e.publish(Phase::kReady);  // its first capture kept for the next call
+    else h.give_up();
     return false;
   }
   count_outcome(h.m, h.call.family, Outcome::kCaptured);

@@ -113,6 +113,7 @@ const scenario_main::Case kCases[] = {
     {"relocation", relocation},
     {"relocation_streams", relocation_streams},
     {"relocation_capture", relocation_capture},
+    {"relocation_capture_race", relocation_capture_race},
     {"relocation_switch", relocation_switch},
     {"relocation_far", relocation_far},
     {"relocation_derived", relocation_derived},

@@ -230,6 +230,7 @@ int relocation_refused_shapes();
 int relocation_admission();
 int relocation_decode();
 int relocation_bursts();
+int relocation_capture_race();
 int relocation_refused_keys();
 int capture_streams();
 

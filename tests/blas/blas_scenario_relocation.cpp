@@ -240,6 +240,31 @@ int relocation_capture() {
   return 0;
 }
 
+// A GEMM's shape learnt while another thread's capture begins between the shim's question (is the
+// call's stream capturing?) and its capture's own: the stub answers "capturing" to the capture's
+// question only (stubcuda_capturing_at_query), at the shape's first capture (first.*: its third
+// call, as the runners learn shapes) or its second (second.*: the call after). Fresh tensors every
+// call, a handle of its own each phase.
+int relocation_capture_race() {
+  constexpr int kCalls = 20;
+  static Pools pools;
+  Counts counts;
+  int i = 0;
+  for (const int raced : {2, 3}) {
+    Calls calls;
+    const Snapshot before = Snapshot::now();
+    for (int k = 0; k < kCalls; ++k, ++i) {
+      if (k == raced) stubcuda_capturing_at_query(2);  // the shim's question, then the capture's
+      calls.check(kGemm, pools.fresh(i), counts);
+    }
+    stubcuda_capturing_at_query(0);
+    print_since(before, raced == 2 ? "first." : "second.");
+  }
+  print("calls", kCalls);
+  print_counts(counts);
+  return 0;
+}
+
 // The outputs load's calls of a proven shape, then the library's kernels change while nothing the
 // shim sees does (the stub's style, plain to two kernels), the same calls going on: the kept graph
 // relocated would do the old kernel's work. Prints before.* and after.* for each entry point, and

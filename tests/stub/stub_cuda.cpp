@@ -64,6 +64,7 @@ std::map<CUstream, StreamState>* g_states = new std::map<CUstream, StreamState>;
 std::vector<std::pair<std::uintptr_t, std::size_t>>* g_device = new std::vector<std::pair<std::uintptr_t, std::size_t>>;
 CUstream g_last_launch_stream = nullptr;
 int g_fail_captures = 0, g_fail_instantiations = 0;
+int g_capturing_at_query = 0;  // stubcuda_capturing_at_query: queries until the one answered "capturing"
 CUresult g_launch_result = CUDA_SUCCESS;
 
 thread_local CUcontext t_current = STUBCUDA_PRIMARY_CONTEXT;
@@ -235,8 +236,12 @@ CUresult CUDAAPI cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* sta
   if (status == nullptr) return CUDA_ERROR_INVALID_VALUE;
   std::lock_guard<std::mutex> guard(graph_lock);
   ++graph_counters.capture_queries;
-  const auto it = g_states->find(stream);
   *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (g_capturing_at_query > 0 && --g_capturing_at_query == 0) {
+    *status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+  }
+  const auto it = g_states->find(stream);
   if (it != g_states->end() && it->second.capturing)
     *status = it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
   return CUDA_SUCCESS;
@@ -352,6 +357,11 @@ void stubcuda_set_stream_context(CUstream stream, CUcontext context, int green) 
 void stubcuda_fail_captures(int n) {
   std::lock_guard<std::mutex> guard(graph_lock);
   g_fail_captures = n;
+}
+
+void stubcuda_capturing_at_query(int n) {
+  std::lock_guard<std::mutex> guard(graph_lock);
+  g_capturing_at_query = n;
 }
 
 void stubcuda_fail_instantiations(int n) {

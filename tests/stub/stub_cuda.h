@@ -106,5 +106,9 @@ void stubcuda_fail_captures(int n);
 void stubcuda_fail_instantiations(int n);
 // Every launch from now on returns `result` without running (CUDA_SUCCESS: launches work).
 void stubcuda_fail_launches(CUresult result);
+// The `n`-th cuStreamIsCapturing from now (1: the next) answers that its stream captures, once,
+// whatever stream it asks of: a capture another thread begins between two questions of a call (the
+// legacy stream under another thread's global capture). 0: none.
+void stubcuda_capturing_at_query(int n);
 
 }  // extern "C"
