@@ -124,9 +124,10 @@ struct Held {
   Admitting admitting;
   Outcome refused = Outcome::kCount;  // why capture() made none (capture_call's refusal), if it said
   bool judged() const { return admitting == Admitting::kJudged; }
-  // The last capture was refused because the program's stream is capturing its own graph: a capture
-  // begun since the question before it (another thread's global capture, the call on the legacy
-  // stream). The shape is not at fault: it waits, as a key does (capture_and_launch).
+  // The last capture was refused because the program's stream is capturing its own graph (at the
+  // learning call, which asks nothing before it; or a capture begun since the question before a
+  // launch: another thread's global capture, the call on the legacy stream). The shape is not at
+  // fault: it waits, as a key does (capture_and_launch).
   bool program_captured() const { return refused == Outcome::kCapturing; }
 
   const GraphDriver& driver() const { return binding.real; }
@@ -434,18 +435,16 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
       // (H200, run 80: 4 captures, 12 relocated launches and 4 direct calls a step). A shape that has
       // come this often is likely to come as often again; one that lives on (a Linear's one row in
       // generation, a conv layer fed fresh activations) pays its first calls direct, once.
-      // The driver is asked whether the program's stream captures its own graph only where the
-      // answer matters, before a capture or a launch: a call of a shape still counting (every call
-      // of a load whose shapes never repeat) asks nothing (cuStreamIsCapturing, 83 ns a call on an
-      // H100, run 83). A program's capture at the learning call leaves the shape counting, to be
-      // learnt at its next call outside it, not given up (learn_first's capture would fail). The
-      // price: calls made inside the program's capture count, and take an entry (which may evict a
-      // learnt shape, its graphs destroyed then, as the pointer cache's insert does), though the
-      // program's graph replays them without the shim; a shape called mostly there is learnt at its
-      // first call outside, which costs its two captures once.
+      // A call of a shape still counting asks the driver nothing (cuStreamIsCapturing, 83 ns a call
+      // on an H100, run 83): whether the program's stream captures its own graph is the capture's
+      // question (capture_call), and a learning call inside such a capture leaves the shape
+      // counting (learn_first). The price: calls made inside the program's capture count, and take
+      // an entry (which may evict a learnt shape, its graphs destroyed then, as the pointer cache's
+      // insert does), though the program's graph replays them without the shim; a shape called
+      // mostly there is learnt at its first call outside, which costs its two captures once.
       // Relaxed: a count, as the engine's.
       if (e.executes.fetch_add(1, std::memory_order_relaxed) + 1 >= config().shape_calls &&
-          !replay::capturing(binding->real, call.stream) && e.begin_capture(Phase::kCounting))
+          e.begin_capture(Phase::kCounting))
         taken = learn_first(h, status);
       break;
     case Phase::kReady:

@@ -240,10 +240,11 @@ int relocation_capture() {
   return 0;
 }
 
-// A GEMM's shape learnt while another thread's capture begins between the shim's question (is the
-// call's stream capturing?) and its capture's own: the stub answers "capturing" to the capture's
-// question only (stubcuda_capturing_at_query), at the shape's first capture (first.*: its third
-// call, as the runners learn shapes) or its second (second.*: the call after). Fresh tensors every
+// A GEMM's shape learnt while a capture begins that the shim did not see before its own (another
+// thread's global capture, the call on the legacy stream): the stub answers "capturing" to the
+// capture's question only (stubcuda_capturing_at_query), at the shape's first capture (first.*: its
+// third call, as the runners learn shapes, whose capture asks first) or its second (second.*: the
+// call after, which asks before the launch it may make, then the capture asks). Fresh tensors every
 // call, a handle of its own each phase.
 int relocation_capture_race() {
   constexpr int kCalls = 20;
@@ -254,7 +255,7 @@ int relocation_capture_race() {
     Calls calls;
     const Snapshot before = Snapshot::now();
     for (int k = 0; k < kCalls; ++k, ++i) {
-      if (k == raced) stubcuda_capturing_at_query(2);  // the shim's question, then the capture's
+      if (k == raced) stubcuda_capturing_at_query(raced == 2 ? 1 : 2);  // the capture's question
       calls.check(kGemm, pools.fresh(i), counts);
     }
     stubcuda_capturing_at_query(0);

@@ -1155,10 +1155,10 @@ TEST_CASE("relocation: a proven shape's calls while the program captures its own
 
 // The same calls with the shape learnt at its 12th call, which falls inside the program's capture
 // (calls 11 to 15): the shape is not given up there, and is learnt outside it, at its first call
-// there. Only the calls from the 12th ask the driver whether the program captures. Watched failing
-// with shape_cache.cpp's learning not asking the driver first (learn_first's capture refused, the
-// shape never relocated: after.shim.relocated 0), and with the question asked first (during 5
-// queries, after 7 relocated).
+// there. Only the calls from the 12th ask the driver whether the program captures (their captures
+// do). Watched failing without learn_first's program_captured() (the shape given up: after.shim.
+// relocated 0), and with the question asked first in replay_by_shape (during 5 queries, after 7
+// relocated).
 TEST_CASE("relocation: a shape whose learning call falls in the program's capture is learnt after it",
           "[blas][relocation]") {
   const char* mode = GENERATE(from_range(kModes));
@@ -1180,9 +1180,9 @@ TEST_CASE("relocation: a shape whose learning call falls in the program's captur
   }
 }
 
-// A capture another thread begins between the shim's question and its capture's own (the stub
-// answers "capturing" to the second only) leaves the shape waiting, as a key's capture does: learnt at
-// its next call, not given up. Watched failing without shape_cache.cpp's program_captured() (the
+// A capture the shim did not see before its own (the stub answers "capturing" to the capture's
+// question only) leaves the shape waiting, as a key's capture does: learnt at its next call, not
+// given up. Watched failing without shape_cache.cpp's program_captured() (the
 // first capture refused: never learnt, 0 relocated; the second: relocations_refused 1, 0 relocated).
 TEST_CASE("relocation: a shape whose capture meets a capture begun since the shim asked is learnt at its next call",
           "[blas][relocation]") {
