@@ -43,6 +43,11 @@
 //   gemm_layers  gemm_grow's GEMM for each of a decode step's 8 layers, each with its own keys and
 //            scores: a shape that comes in a burst of 8 calls, then never again
 //   bn_miss  as bn, but the input's height is new every op (dynamic shapes)
+//   bn_shapes_ab  the A/B of a block fed 300 shapes (gpu/pytorch's conv_bn_shapes): a batch norm of
+//            the next of 300 heights, its input and output new blocks, with the features switched
+//            off and on again every 160 ops (10 iterations of 16), which forgets every key and graph
+//            as the A/B's blocks do; count it over a multiple of 320 ops (its "on - disabled"
+//            holds the switches' forgetting, some 200 instructions an op)
 //   cycle    as execute, but the ops cycle through 300 pointer sets in turn, more than the pack
 //            cache (256) and a graph cache's sets hold: a conv fed 300 input shapes in turn. It
 //            never settles (its caches back off and resume in turn): count it over thousands of ops
@@ -106,7 +111,7 @@ bool tensor_op(int) {
   return s == CUDNN_STATUS_SUCCESS;
 }
 
-bool bn_op(int height) {
+bool bn_op(int height, const void* in = g_x, void* out = g_y) {
   cudnnTensorDescriptor_t x = nullptr, w = nullptr;
   const int dims[4] = {1, 8, height, 4}, strides[4] = {32 * height, 4 * height, 4, 1}, wdims[4] = {1, 8, 1, 1},
             wstrides[4] = {8, 1, 1, 1};
@@ -116,7 +121,7 @@ bool bn_op(int height) {
   if (s == 0) s = cudnnCreateTensorDescriptor(&w);
   if (s == 0) s = cudnnSetTensorNdDescriptor(w, CUDNN_DATA_FLOAT, 4, wdims, wstrides);
   if (s == 0)
-    s = cudnnBatchNormalizationForwardInference(g_handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x, g_x, x, g_y, w,
+    s = cudnnBatchNormalizationForwardInference(g_handle, CUDNN_BATCHNORM_SPATIAL, &one, &zero, x, in, x, out, w,
                                                 g_scale, g_bias, g_mean, g_var, 1e-5);
   cudnnDestroyTensorDescriptor(x);
   cudnnDestroyTensorDescriptor(w);
@@ -306,6 +311,17 @@ bool gemm_layers_op(int i) {
   return ok;
 }
 
+// The A/B of a block fed 300 shapes in turn (gpu/pytorch's conv_bn_shapes): each op a batch norm
+// of the next of 300 heights, its input and output new blocks, the features switched on and off
+// every 160 ops (a block of 10 iterations of 16), as the A/B's blocks do.
+bool bn_shapes_ab_op(int i) {
+  static const auto set_features =
+      reinterpret_cast<unsigned (*)(unsigned)>(dlsym(RTLD_DEFAULT, "cudnn_fastpath_set_features"));
+  if (set_features != nullptr && place(i, 160) == 0) set_features(place(i, 320) == 0 ? 31u : 0u);
+  const std::uintptr_t block = kDevice + (std::uintptr_t{1} << 36) + static_cast<std::uintptr_t>(place(i, 4096)) * 0x40000;
+  return bn_op(1 + place(i, 300), reinterpret_cast<const void*>(block), reinterpret_cast<void*>(block + 0x20000));
+}
+
 // An op, and the ops it needs before it is in its steady state (caches filled, graphs captured,
 // or, for a load that never repeats, the caches backed off). Its argument is its place in the run:
 // -warmup at the first warm-up op, 0 at the first op counted.
@@ -332,6 +348,7 @@ const Kind kKinds[] = {
     {"gemm_grow", gemm_grow_op, 6000},
     {"gemm_layers", gemm_layers_op, 1000},
     {"bn_miss", [](int i) { return bn_op(1 + place(i, kShapes)); }, 6000},
+    {"bn_shapes_ab", bn_shapes_ab_op, 6000},
     {"cycle", [](int i) { return pack_op(static_cast<std::uintptr_t>(place(i, 300)) + 2000000, true); }, 6000},
     {"linear_mixed", [](int i) { return i % 2 == 0 ? torch_linear(64, g_output) : linear_miss_op(i); }, 6000},
     {"gemm_mixed", [](int i) { return i % 2 == 0 ? gemm_op(i) : gemm_grow_op(i); }, 6000},

@@ -95,12 +95,6 @@ void note_shape_taken(const ReplayCall& call, ReplayThread& t) noexcept {
   t.relocating[static_cast<int>(admitted_of(call.family))] |= shape_bit(call.shape_sample(call.context));
 }
 
-// Whether the call's shape took a call of its family on this thread (or shares its bit with one).
-bool relocates_on(const ReplayCall& call, const ReplayThread& t) noexcept {
-  const std::uint64_t relocating = t.relocating[static_cast<int>(admitted_of(call.family))];
-  return relocating != 0 && (relocating & shape_bit(call.shape_sample(call.context))) != 0;
-}
-
 // A call of a relocating shape while its family backs off: a graph of its key if there is one, else
 // its shape's if the shape cache holds it; neither, it runs directly, declined. Nothing is inserted
 // (a call of another shape that shares the bit costs its key and two looks, no more).
@@ -133,17 +127,26 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
   GraphCache& cache = g_graphs[f];
   Released evicted;
   GraphCache::Lease lease = cache.acquire(key, hash);
-  bool shape_asked = false;
+  bool met_before = false;
   if (!lease) {
-    // A new key of a shape that relocates on this thread: its shape's graph takes it, and the key
-    // takes an entry of its own only when it comes back (replay/recent_keys.h), so that keys that
-    // never repeat cost the cache no insert and evict nothing. One the shape does not take (an
-    // unproven tensor moved, another thread's launch) goes on as any new key. Not a sampled key: it
-    // came before, declined, and its entry is what lets its next call be the rule's hit.
-    if (judged && key.tensor_count != 0 && relocates_on(call, *t) && !t->recent_keys.seen_again(hash)) {
-      int status;
-      if (replay_by_shape(key, call, m, *t, admitting, status)) return status;
-      shape_asked = true;
+    // A new key's first call takes no entry: it is noted among the thread's recent keys
+    // (replay/recent_keys.h) and runs directly, or by its shape's graph, and the key takes an entry
+    // when it comes back, so that keys that never repeat cost the cache no insert and evict nothing
+    // (an admitted call of a load whose shapes never repeat: 2,400 instructions on the stubs, the
+    // insert and its copy of the key a sixth of them). A key pushed out of the notes unused is the
+    // rule's waste, as an entry evicted unused is: such a load backs off as it did when its keys
+    // filled the cache, but also where the cache starts empty, as after a switch of the features.
+    // Not a sampled key: it came before, declined, and its entry is what lets its next call be the
+    // rule's hit.
+    if (judged) {
+      met_before = t->recent_keys.take(hash);
+      if (!met_before) {
+        int status = 0;
+        const bool relocated = key.tensor_count != 0 && replay_by_shape(key, call, m, *t, admitting, status);
+        if (relocated) note_shape_taken(call, *t);
+        if (t->recent_keys.note(hash, relocated)) t->admissions.waste(admitted_of(call.family));
+        return relocated ? status : run_direct(call, m);
+      }
     }
     // Noted before the insert, so that no entry can exist unseen.
     g_seen_handles[f].note(reinterpret_cast<const void*>(key.words[0]));
@@ -164,9 +167,9 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       break;
     case Phase::kCounting: {
       // Relaxed: counts, ordered by nothing; two threads on one key (which the libraries forbid on
-      // one handle) only capture a little earlier.
+      // one handle) only capture a little earlier. A key met before its entry counts that run too.
       const bool relocated = e.relocated.load(std::memory_order_relaxed);
-      const std::uint32_t runs = e.executes.fetch_add(1, std::memory_order_relaxed);
+      const std::uint32_t runs = e.executes.fetch_add(met_before ? 2 : 1, std::memory_order_relaxed) + met_before;
       const std::uint32_t due = relocated ? kRunsBeforeCaptureOverRelocation : replay::kDirectRunsBeforeCapture;
       if (runs >= due && e.begin_capture(Phase::kCounting)) {
         status = capture_and_launch(call, m, e, *t);
@@ -174,7 +177,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
       }
       // Not seen often enough for a graph of its own: its shape's, pointed at its tensors, if
       // that may be.
-      if (key.tensor_count != 0 && !shape_asked && replay_by_shape(key, call, m, *t, admitting, status)) {
+      if (key.tensor_count != 0 && replay_by_shape(key, call, m, *t, admitting, status)) {
         if (!relocated) {
           e.relocated.store(true, std::memory_order_relaxed);
           note_shape_taken(call, *t);

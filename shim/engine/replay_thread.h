@@ -174,10 +174,10 @@ struct alignas(64) ReplayThread {
   // this thread: a family that backs off still takes those (replay_engine.h's kShaped). A bit two
   // shapes share costs the other's calls a key.
   std::uint64_t relocating[kAdmitted];
-  // The new keys of relocating shapes the thread met lately (replay_engine.cpp): one takes an
-  // entry of its family's graph cache only when it comes back. Not cleared when a thread claims the
-  // block (its pages stay untouched until used): a tag of the previous owner's only lets a key take
-  // its entry one call early.
+  // The new keys the thread met once lately (replay_engine.cpp): one takes an entry of its family's
+  // graph cache only when it comes back. Not cleared when a thread claims the block (its pages stay
+  // untouched until used): a tag of the previous owner's only lets a key take its entry one call
+  // early, or counts one waste the thread did not make.
   replay::RecentKeys recent_keys;
   // The record names the thread gives next (shim/families/record_names.h); a block's next owner
   // goes on giving them: each is given once.
