@@ -449,7 +449,7 @@ void set_up() {
 
 const scenario_main::Case kCases[] = {
     {"steady", steady},       {"reset", reset},     {"recreate", recreate}, {"refused", refused},
-    {"around", around},       {"arguments", arguments}, {"factor", factor},
+    {"around", around},       {"arguments", arguments}, {"factor", factor},  {"switched", switched},
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
     {"inner", inner},         {"forget", forget},   {"threads", threads},
     {"fork", fork_child},     {"declined", declined}, {"idle_records", idle_records},   {"relocation", relocation},

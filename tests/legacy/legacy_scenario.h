@@ -205,6 +205,7 @@ int forget();
 int threads();
 int fork_child();
 int declined();
+int switched();
 int relocation();
 int relocation_alike();
 int idle_records();

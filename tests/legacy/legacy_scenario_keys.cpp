@@ -440,4 +440,40 @@ int factor() {
   return 0;
 }
 
+// The A/B's blocks (gpu/pytorch/ab.py): the feature switched off and on again every 160 calls,
+// which forgets every key and graph, so that each block starts with an empty cache. The averaging
+// factor's calls back off all the same: a key met once takes no entry, and one pushed out of the
+// thread's recent keys unused is the rule's waste, as an entry evicted unused is. A steady batch
+// norm after a switch is replayed again.
+int switched() {
+  constexpr int kBlock = 160, kBlocks = 16;
+  World& w = make_world(ops()[STUBCUDNN_BATCHNORM_FORWARD_TRAINING_EX], g_main.handle);
+  if (g_set_features == nullptr) return 1;
+  const unsigned features = g_features();
+  int n = 0;
+  Snapshot later = Snapshot::now();
+  for (int b = 0; b < kBlocks; ++b) {
+    g_set_features(features & ~kFeatureLegacy);
+    for (int i = 0; i < kBlock; ++i, ++n) {
+      w.numbers[0] = 1.0 / (n + 1);
+      check(w);
+    }
+    g_set_features(features);
+    if (b == kBlocks / 2) later = Snapshot::now();  // the second half's blocks: the cache has backed off
+    for (int i = 0; i < kBlock; ++i, ++n) {
+      w.numbers[0] = 1.0 / (n + 1);
+      check(w);
+    }
+  }
+  print("switched.on_ops", (kBlocks - kBlocks / 2) * kBlock);
+  print_since(later, "switched.");
+  w.numbers[0] = 0.1;
+  for (int i = 0; i < 12000; ++i) check(w);  // as factor's kSteady: the probes bring the cache back
+  const Snapshot last = Snapshot::now();
+  for (int i = 0; i < 100; ++i) check(w);
+  print("recovered.ops", 100);
+  print_since(last, "recovered.");
+  return 0;
+}
+
 }  // namespace legacy_scenario

@@ -257,6 +257,20 @@ TEST_CASE("admission: an averaging factor that changes every call is never captu
   CHECK(o["recovered.calls"] == 0);
 }
 
+// Watched failing with every new key inserted at its first call (replay_engine.cpp, before
+// recent_keys.h's notes: switched.shim.legacy_bn_declined 0, every call of every block admitted).
+TEST_CASE("admission: calls that never repeat back off though every switch of the features empties the cache",
+          "[legacy][admission]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "switched");
+  check_sound(o, mode);
+  CHECK(o["switched.captures"] == 0);
+  CHECK(o["switched.shim.legacy_bn_declined"] >= o["switched.on_ops"] * 9 / 10);
+  CHECK(o["recovered.launches"] == o["recovered.ops"]);
+  CHECK(o["recovered.calls"] == 0);
+}
+
 // Watched failing with launch()'s and capture_and_launch()'s capturing() checks removed
 // (replay_engine.cpp: during.calls 13, during.launches_into_capture 26, during.captures 14: the
 // shim's graphs launched into the program's capture and its own captures begun inside it). By
