@@ -95,6 +95,17 @@ void note_shape_taken(const ReplayCall& call, ReplayThread& t) noexcept {
   t.relocating[static_cast<int>(admitted_of(call.family))] |= shape_bit(call.shape_sample(call.context));
 }
 
+// A new key's first call (admitted, and judged by the rule): noted among the thread's recent keys,
+// and run by its shape's graph, or directly. Out of line: a steady call's path stays as short.
+[[gnu::noinline]] int first_call(const Key& key, std::uint64_t hash, const ReplayCall& call, std::uint32_t m,
+                                 ReplayThread& t) noexcept {
+  int status = 0;
+  const bool relocated = key.tensor_count != 0 && replay_by_shape(key, call, m, t, Admitting::kJudged, status);
+  if (relocated) note_shape_taken(call, t);
+  if (t.recent_keys.note(hash, relocated)) t.admissions.waste(admitted_of(call.family));
+  return relocated ? status : run_direct(call, m);
+}
+
 // A call of a relocating shape while its family backs off: a graph of its key if there is one, else
 // its shape's if the shape cache holds it; neither, it runs directly, declined. Nothing is inserted
 // (a call of another shape that shares the bit costs its key and two looks, no more).
@@ -140,13 +151,7 @@ int replay(const Key& key, const ReplayCall& call, std::uint32_t m, Admitting ad
     // rule's hit.
     if (judged) {
       met_before = t->recent_keys.take(hash);
-      if (!met_before) {
-        int status = 0;
-        const bool relocated = key.tensor_count != 0 && replay_by_shape(key, call, m, *t, admitting, status);
-        if (relocated) note_shape_taken(call, *t);
-        if (t->recent_keys.note(hash, relocated)) t->admissions.waste(admitted_of(call.family));
-        return relocated ? status : run_direct(call, m);
-      }
+      if (!met_before) return first_call(key, hash, call, m, *t);
     }
     // Noted before the insert, so that no entry can exist unseen.
     g_seen_handles[f].note(reinterpret_cast<const void*>(key.words[0]));
