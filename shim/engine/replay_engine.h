@@ -8,7 +8,8 @@
 //      its declined calls as they came, without a key (replay/admission.h);
 //   2. the pointer cache: per key, in the family's graph cache (replay/graph_cache.h), the first
 //      kDirectRunsBeforeCapture runs reach the library directly (it may initialise lazily on a
-//      first call, and a call seen once or twice is not worth a graph);
+//      first call, and a call seen once or twice is not worth a graph); a key's first call only
+//      notes it among the thread's recent keys (replay/recent_keys.h), its second makes its entry;
 //   3. the shape cache (shape_cache.h): a call the pointer cache has no graph for yet, whose shape
 //      was proven to relocate, launches its shape's graph pointed at its tensors;
 //   4. capture (graph_launch.h): the key's next run is captured on a stream of the shim's and its
