@@ -523,14 +523,16 @@ class DescriptorRegistry {
     index_[at].fetch_and(~kTagBits, std::memory_order_release);
   }
 
-  static std::uint64_t begin_write(Slot& slot) noexcept {
+  // The write section's ends, inline wherever they are (two stores and a fence): out of line, as GCC
+  // may choose when a unit grows, they cost forget_at_home() a frame for its call.
+  [[gnu::always_inline]] static std::uint64_t begin_write(Slot& slot) noexcept {
     const std::uint64_t sequence = slot.sequence.load(std::memory_order_relaxed);
     slot.sequence.store(sequence + 1, std::memory_order_relaxed);
     // Release: a reader that sees any of the writes that follow sees the odd sequence first.
     std::atomic_thread_fence(std::memory_order_release);
     return sequence;
   }
-  static void end_write(Slot& slot, std::uint64_t sequence) noexcept {
+  [[gnu::always_inline]] static void end_write(Slot& slot, std::uint64_t sequence) noexcept {
     // Release: a reader that sees the even sequence sees every write before it.
     slot.sequence.store(sequence + 2, std::memory_order_release);
   }

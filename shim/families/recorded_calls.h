@@ -60,6 +60,10 @@ struct RecordedCalls {
     return ((kAlwaysRecorded >> kKind) & 1) || records_wanted(kRecords);
   }
 
+  // Whether a creation of a kind that is not a handle's may be recorded under mode word `m`: the
+  // feature on and records wanted (the program's own call, asked last, decides: recording_creation).
+  static bool recording_wanted(std::uint32_t m) noexcept { return (m & kFeature) && records_wanted(kRecords); }
+
   // Whether a creation of `kind` is recorded: the call is the program's own, and the feature is on
   // and records are wanted, or the kind is a handle's.
   template <std::uint32_t kKind>
@@ -75,6 +79,11 @@ struct RecordedCalls {
     if constexpr (!((kAlwaysRecorded >> kKind) & 1)) shim::note_recorded_creation(kRecords);
   }
 
+  // The mode word as it is, set up or not (current_mode() sets it up). Acquire: as current_mode().
+  [[gnu::always_inline]] static std::uint32_t mode_word() noexcept {
+    return g_every_call.mode.load(std::memory_order_acquire);
+  }
+
   // The library's function for a steady call, told without a call of the shim's own, so that the
   // fast paths below need no frame of their own: the mode set up, this copy leading and not
   // disabled, the caller in the object the thread's last call came from (whose binding is
@@ -82,8 +91,11 @@ struct RecordedCalls {
   // (forwarded(), and the rest).
   template <auto kReal>
   [[gnu::always_inline]] static RealOf<kReal> steady_real(const void* caller) noexcept {
-    // Acquire: as current_mode().
-    const std::uint32_t m = g_every_call.mode.load(std::memory_order_acquire);
+    return steady_real<kReal>(caller, mode_word());
+  }
+  // The same under mode word `m` (mode_word()).
+  template <auto kReal>
+  [[gnu::always_inline]] static RealOf<kReal> steady_real(const void* caller, std::uint32_t m) noexcept {
     if ((m & (mode::kReady | mode::kFollower | mode::kDisabled)) != mode::kReady) return nullptr;
     const Caller* c = t_last_caller;
     if (c == nullptr || !contains(*c, reinterpret_cast<std::uintptr_t>(caller))) return nullptr;
@@ -109,8 +121,28 @@ struct RecordedCalls {
     return false;
   }
 
+  // A creation. Its fast path (a steady call that records nothing: the feature off, or no cache of
+  // the thread reading the kind's records) makes the object and forgets its address, as the
+  // general path does, in a few instructions around the library's call: PyTorch makes a Linear's
+  // five descriptors around every call, whether the shim replays anything or not, and the general
+  // path's code (some 1,300 bytes a create, its record inlined) cost a create several cold lines.
   template <auto kReal, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object, typename... Rest>
   static Status created(const void* caller, Object* object, Rest... rest) noexcept {
+    if constexpr (!((kAlwaysRecorded >> kKind) & 1)) {
+      // Whether it may be recorded is asked first: a creation that is goes to the general path in
+      // a few instructions.
+      if (const std::uint32_t m = mode_word(); !recording_wanted(m)) {
+        if (const RealOf<kReal> real = steady_real<kReal>(caller, m)) {
+          const Status status = real(object, rest...);
+          if (status == 0 && object != nullptr) registry.forget(*object);
+          return status;
+        }
+      }
+    }
+    return created_in_general<kReal, kLeader, kKind, kDefaults>(caller, object, rest...);
+  }
+  template <auto kReal, auto kLeader, std::uint32_t kKind, auto kDefaults, typename Object, typename... Rest>
+  [[gnu::noinline]] static Status created_in_general(const void* caller, Object* object, Rest... rest) noexcept {
     const std::uint32_t m = current_mode();
     Status status;
     RealOf<kReal> real;
@@ -159,12 +191,17 @@ struct RecordedCalls {
   // registry, records the set before the library makes it: nothing reads a descriptor being set
   // (the libraries' rule), and only the object then lives across the call, for a refusal, which
   // leaves the record unknown. The set of an object surely not held (no record to edit or forget)
-  // is handed straight on.
+  // is handed straight on: asked first unless the feature is on and the kind recorded (the object
+  // is then most likely the program's, at its home), so that a set the shim records nothing of
+  // reads one word of the registry, not a record's line.
   template <auto kReal, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object, typename... Rest>
   static Status set(const void* caller, Object object, Rest... rest) noexcept {
-    if (const RealOf<kReal> real = steady_real<kReal>(caller)) {
+    const std::uint32_t m = mode_word();
+    if (const RealOf<kReal> real = steady_real<kReal>(caller, m)) {
+      const bool recorded = recorded_now<kKind>();
+      if (!(recorded && (m & kFeature)) && registry.surely_not_held(object)) return real(object, rest...);
       auto record = [&](replay::SlotWords words, std::uint32_t length) { return kRecord(words, length, rest...); };
-      if (recorded_now<kKind>() && registry.write_at_home(object, kKind, record)) {
+      if (recorded && registry.write_at_home(object, kKind, record)) {
         const Status status = real(object, rest...);
         if (__builtin_expect(status != 0, 0)) registry.unknown(object);
         return status;
