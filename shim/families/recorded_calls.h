@@ -191,17 +191,12 @@ struct RecordedCalls {
   // registry, records the set before the library makes it: nothing reads a descriptor being set
   // (the libraries' rule), and only the object then lives across the call, for a refusal, which
   // leaves the record unknown. The set of an object surely not held (no record to edit or forget)
-  // is handed straight on: asked first unless the feature is on and the kind recorded (the object
-  // is then most likely the program's, at its home), so that a set the shim records nothing of
-  // reads one word of the registry, not a record's line.
+  // is handed straight on.
   template <auto kReal, auto kLeader, std::uint32_t kKind, auto kRecord, typename Object, typename... Rest>
   static Status set(const void* caller, Object object, Rest... rest) noexcept {
-    const std::uint32_t m = mode_word();
-    if (const RealOf<kReal> real = steady_real<kReal>(caller, m)) {
-      const bool recorded = recorded_now<kKind>();
-      if (!(recorded && (m & kFeature)) && registry.surely_not_held(object)) return real(object, rest...);
+    if (const RealOf<kReal> real = steady_real<kReal>(caller)) {
       auto record = [&](replay::SlotWords words, std::uint32_t length) { return kRecord(words, length, rest...); };
-      if (recorded && registry.write_at_home(object, kKind, record)) {
+      if (recorded_now<kKind>() && registry.write_at_home(object, kKind, record)) {
         const Status status = real(object, rest...);
         if (__builtin_expect(status != 0, 0)) registry.unknown(object);
         return status;
