@@ -86,6 +86,7 @@ const scenario_main::Case kCases[] = {
     {"lt_changes", lt_changes},
     {"lt_pointer_modes", lt_pointer_modes},
     {"lt_around", lt_around},
+    {"lt_made_off", lt_made_off},
     {"lt_init_internal", lt_init_internal},
     {"program_capture", program_capture},
     {"other_context", other_context},

@@ -195,6 +195,7 @@ int steady();
 int lt_changes();
 int lt_pointer_modes();
 int lt_around();
+int lt_made_off();
 int lt_init_internal();
 int program_capture();
 int other_context();

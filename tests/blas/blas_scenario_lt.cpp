@@ -310,6 +310,40 @@ int lt_around() {
   return 0;
 }
 
+// A layout destroyed around the shim whose address comes back to a creation the shim records
+// nothing of (the feature off): the creation forgets the record the address kept, so that with the
+// feature on again a matmul with the new layout runs directly (unknown), not by the old one's record.
+int lt_made_off() {
+  if (g_set_features == nullptr) die("lt_made_off runs under the shim");
+  Counts counts;
+  Scalar alpha{1.5f}, beta{0.25f};
+  Buffer a{0xA0}, b{0xB0}, c{0xC0}, d;
+  LtObjects o;
+  o.open();
+  cublasLtMatrixLayout_t known = nullptr;
+  must(g_api.cublasLtMatrixLayoutCreate(&known, CUDA_R_32F, 64, 16, 64), "create");
+  Matmul m = matmul_of(o, alpha, beta, a, b, c, d);
+  m.a_desc = known;
+  Snapshot before = Snapshot::now();
+  for (int i = 0; i < 5; ++i) checked(m, counts);
+  print_since(before, "known.");
+  must(g_real.cublasLtMatrixLayoutDestroy(known), "destroy around");  // the shim keeps its record
+  const unsigned all = g_features();
+  g_set_features(all & ~CUDNN_FASTPATH_FEATURE_CUBLAS);
+  cublasLtMatrixLayout_t made_off = nullptr;
+  must(g_api.cublasLtMatrixLayoutCreate(&made_off, CUDA_R_32F, 64, 16, 64), "create with the feature off");
+  print("made_off.same_address", made_off == known);  // the premise: the stub's pool gives it back
+  g_set_features(all);
+  m.a_desc = made_off;
+  before = Snapshot::now();
+  for (int i = 0; i < 5; ++i) checked(m, counts);
+  print_since(before, "made_off.");
+  must(g_api.cublasLtMatrixLayoutDestroy(made_off), "destroy");
+  o.close();
+  print_counts(counts);
+  return 0;
+}
+
 // A matmul descriptor and a layout made with ..._Init_internal in the program's own memory (here,
 // the stack), initialised again at the same address with other values: each init is a new object.
 int lt_init_internal() {

@@ -176,6 +176,20 @@ TEST_CASE("objects made around the shim: their matmuls run directly (unknown), o
   }
 }
 
+// Watched failing: recorded_calls.h's fast path of a creation that records nothing without its
+// forget (made_off.lt_matmul_unknown 0: the stale record made the new layout known).
+TEST_CASE("a creation with the feature off forgets the record its address kept from an object destroyed around the shim",
+          "[blas]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  const Outcome o = run(mode, "lt_made_off");
+  check_sound(o, "known.");
+  CHECK(o["known.cuda.launches"] >= 1);  // the premise: the layout was known, its matmul replayed
+  CHECK(o["made_off.same_address"] == 1);
+  CHECK(o["made_off.lt.calls"] == 5);
+  CHECK(o["made_off.shim.lt_matmul_unknown"] == 5);
+}
+
 // Watched failing: recorded_calls.h's RecordedCalls::initialized keeping the record an address
 // already has instead of making a new one (rounds 1 and 2 launch round 0's graph: 10 mismatches).
 TEST_CASE("descriptors made with Init_internal on the stack, initialised again at the same address", "[blas]") {
