@@ -11,6 +11,9 @@ FAMILIES = ("backend", "legacy_bn", "legacy_conv", "legacy_tensor", "lt_matmul",
 SUFFIXES = ("_direct", "_captured", "_launches", "_refused_capturing", "_refused_context", "_refused_failed",
             "_refused_full", "_unknown", "_declined", "_refused_churn", "_evicted")
 HEURISTIC_KEYS = ("heuristic_cached", "heuristic_stored")
+# Relocation's, every family's together (shim_control.h), as replay_text() names them.
+RELOCATION_KEYS = {"relocated": "launches", "relocations_proven": "proven", "relocations_refused": "refused",
+                   "relocations_unprofitable": "not saving"}
 LEGACY_FAMILIES = ("legacy_bn", "legacy_conv", "legacy_tensor")
 BLAS_FAMILIES = ("lt_matmul", "gemm")
 # A family's calls, as its counters split them: direct + captured + launches is every call of the
@@ -103,6 +106,8 @@ def replay_text(stats):
         numbers = family_counts(stats, family)
         if numbers:
             parts.append(f"{family}: " + ", ".join(f"{k} {v}" for k, v in numbers.items() if v or k == "launches"))
+    if count(stats, "relocations_proven"):
+        parts.append("relocation: " + ", ".join(f"{label} {count(stats, k)}" for k, label in RELOCATION_KEYS.items()))
     if any(k in stats for k in HEURISTIC_KEYS):
         parts.append("heuristics: " + ", ".join(f"{k.split('_')[1]} {count(stats, k)}" for k in HEURISTIC_KEYS))
     if not replay_families(stats):

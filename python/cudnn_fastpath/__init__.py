@@ -116,7 +116,7 @@ class _Shim:
         names.restype, names.argtypes = ctypes.c_char_p, []
         read.restype, read.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_size_t]
         fields = (names() or b"").decode("ascii").split()
-        # The struct as the shim declares it (statistics versions 2 and 3): four uint32 (size, counting,
+        # The struct as the shim declares it (statistics versions 2 to 4): four uint32 (size, counting,
         # version, reserved), then a uint64 per name.
         struct = type(
             "cudnn_fastpath_stats_t",

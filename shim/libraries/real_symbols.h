@@ -18,6 +18,11 @@
 #undef cuStreamDestroy
 extern "C" CUresult CUDAAPI cuStreamDestroy(CUstream stream);
 
+// Not the driver's: a driver that models the host time of the libraries' calls exports it (the test
+// stubs' libcuda.so.1, whose calls advance a clock of each thread's by what they would cost on a GPU
+// machine); the real one does not. Relocation's trial reads it where it exists (shape_cache.cpp).
+extern "C" unsigned long long cudnn_fastpath_model_clock_ns(void);
+
 namespace cudnn_fastpath::shim {
 
 enum class Library : int { kCudnn, kCudart, kCuda, kCublasLt, kCublas, kCount };
@@ -29,7 +34,8 @@ enum class Library : int { kCudnn, kCudart, kCuda, kCublasLt, kCublas, kCount };
 #define CUDNN_FASTPATH_CALLED_ONLY(X) \
   X(cudnnSetStream, kCudnn, 0)        \
   X(cudnnGetStream, kCudnn, 0)        \
-  X(cuStreamGetId, kCuda, 0)
+  X(cuStreamGetId, kCuda, 0)          \
+  X(cudnn_fastpath_model_clock_ns, kCuda, 0)
 #define CUDNN_FASTPATH_GRAPH_DRIVER_SYMBOL(X, name, required) X(name, kCuda, 0)
 
 #define CUDNN_FASTPATH_REAL_SYMBOLS(X) \

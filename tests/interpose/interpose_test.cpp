@@ -276,7 +276,7 @@ print("filled", s.size == ctypes.sizeof(s), "version", s.version)
                                        {"CUDNN_FASTPATH_STATS", "1"}});
   INFO(r.out << r.err);
   CHECK(r.exit_code == 0);
-  CHECK(r.out == "0 0 0 0\nfilled True version 3\n");  // no cuDNN call: every count 0
+  CHECK(r.out == "0 0 0 0\nfilled True version 4\n");  // no cuDNN call: every count 0
 }
 
 TEST_CASE("how the real symbols are found, in each load mode", "[interpose][resolve]") {

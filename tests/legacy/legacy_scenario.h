@@ -154,7 +154,8 @@ constexpr const char* kOutcomes[9] = {"direct",           "captured",         "l
                                       "refused_full",      "unknown",         "declined"};
 // The shim's relocation counters (shim/engine/shape_cache.h), for every family at once.
 constexpr const char* kRelocationCounters[] = {"relocated",           "relocation_updates",    "relocations_proven",
-                                               "relocations_refused", "relocation_mismatches", "relocation_checks"};
+                                               "relocations_refused", "relocation_mismatches", "relocation_checks",
+                                               "relocations_unprofitable"};
 constexpr int kRelocationCounterCount = sizeof kRelocationCounters / sizeof kRelocationCounters[0];
 
 struct Snapshot {

@@ -589,6 +589,54 @@ TEST_CASE("relocation: batch norms with a new input and output every call, in ea
   }
 }
 
+// Relocation's trial (shape_cache.cpp): after a shape's proof, its relocated and direct calls in
+// turn, timed on the stub driver's model clock (stub_cuda.h: a direct call's launch DIRECT ns, a
+// graph launch LAUNCH, a node update UPDATE). A plain batch norm's relocated call is a launch and an
+// update (one kernel node, its input and output moved), its direct call one launch of its own:
+// with the update at 3,000 ns, 4,700 against 4,000, so the shape stops relocating; at 2,200 it
+// saves 100 ns a call and keeps on. Watched failing with the verdict taken the other way round
+// (least_relocated < least_direct giving up: "saves" unprofitable 2 and relocated 8 for each op,
+// "costs more" 0 and 186), and with the stub's clock left unread (CLOCK_MONOTONIC: verdicts that
+// differ from op to op and run to run, "costs more" relocating 96 to 186 calls of 200, "saves"
+// giving a shape up now and then): why the stub driver models host time.
+TEST_CASE("relocation: a shape whose relocated calls take more host time than its direct calls stops relocating, "
+          "one that saves keeps on",
+          "[legacy][relocation]") {
+  const char* mode = GENERATE(from_range(kModes));
+  CAPTURE(mode);
+  for (const bool saves : {false, true}) {
+    INFO((saves ? "an update 2,200 ns: relocation saves" : "an update 3,000 ns: relocation costs more"));
+    const Outcome o = run(mode, "relocation",
+                          {.env = {{"LEGACY_SCENARIO_STYLE", "plain"},
+                                   {"STUBCUDA_HOST_COSTS", saves ? "4000,1700,2200" : "4000,1700,3000"}}});
+    check_sound(o, mode);
+    const long long calls = o["calls"];
+    for (const char* op : {"bn_inference", "bn_training", "bn_backward"}) {
+      INFO(op);
+      const std::string p = std::string("relocation.") + op + ".";
+      CHECK(o[p + "mismatches"] == 0);
+      CHECK(o[p + "shim.relocations_proven"] == 2);  // the output's two alignments
+      CHECK(o[p + "shim.relocations_refused"] == 0);
+      if (saves) {
+        CHECK(o[p + "shim.relocations_unprofitable"] == 0);
+        CHECK(10 * o[p + "shim.relocated"] >= 9 * calls);
+      } else {
+        CHECK(o[p + "shim.relocations_unprofitable"] == 2);
+        // The trial's, and those that checked an alignment against a fresh capture (no sample).
+        CHECK(o[p + "shim.relocated"] <= 2 * kTrialDirectCalls + o[p + "shim.relocation_checks"]);
+        CHECK(o[p + "launches"] <= 4 * (2 + kTrialDirectCalls));    // each shape's captures' and the trial's
+      }
+    }
+  }
+  // --verbose says why, once a shape, with the times compared.
+  const Outcome said = run("linked", "relocation",
+                           {.env = {{"LEGACY_SCENARIO_STYLE", "plain"},
+                                    {"STUBCUDA_HOST_COSTS", "4000,1700,3000"},
+                                    {"CUDNN_FASTPATH_VERBOSE", "1"}}});
+  CHECK(count_lines_containing(said.process.err, "its relocated calls took 4700 ns of host time, its direct calls "
+                                                 "4000: the least of 3 each") == 6);
+}
+
 // The batch norms with a fresh input and output moved alike every call (relocation_alike): a word
 // that either may follow keeps both as candidates, and is relocated whichever it follows; once they
 // move apart (the loads `apart` and `apart_swapped`), one fresh capture tells which. Watched failing:

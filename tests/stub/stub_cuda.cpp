@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -69,6 +70,28 @@ CUresult g_launch_result = CUDA_SUCCESS;
 
 thread_local CUcontext t_current = STUBCUDA_PRIMARY_CONTEXT;
 
+// The model of host time (stub_cuda.h): what each kind of call costs, in ns, and each thread's clock.
+struct HostCosts {
+  unsigned long long direct = 4000, launch = 1700, update = 600;
+};
+
+HostCosts read_host_costs() {
+  HostCosts costs;
+  if (const char* value = std::getenv("STUBCUDA_HOST_COSTS"))
+    if (std::sscanf(value, "%llu,%llu,%llu", &costs.direct, &costs.launch, &costs.update) != 3) {
+      std::fprintf(stderr, "stub libcuda: STUBCUDA_HOST_COSTS=%s is not DIRECT,LAUNCH,UPDATE\n", value);
+      std::abort();
+    }
+  return costs;
+}
+
+const HostCosts& host_costs() {
+  static const HostCosts costs = read_host_costs();
+  return costs;
+}
+
+thread_local unsigned long long t_model_clock = 0;
+
 bool legacy(CUstream stream) {
   const auto v = reinterpret_cast<std::uintptr_t>(stream);
   return v == 0 || v == 1 || v == 2;  // NULL, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD
@@ -92,11 +115,17 @@ CUresult destroy(CUstream stream, std::atomic<std::uint64_t>& counter) {
 
 }  // namespace
 
+void stubcuda::spend_update() { t_model_clock += host_costs().update; }
+
 int stubcuda::capture(CUstream stream, std::unique_ptr<Node> node) {
-  if (legacy(stream)) return 0;
+  const auto direct = [] {  // the library runs the node's work itself: a launch of its own
+    t_model_clock += host_costs().direct;
+    return 0;
+  };
+  if (legacy(stream)) return direct();
   std::lock_guard<std::mutex> guard(graph_lock);
   const auto it = g_states->find(stream);
-  if (it == g_states->end() || !it->second.capturing) return 0;
+  if (it == g_states->end() || !it->second.capturing) return direct();
   node->id = next_node_id();
   node->context = it->second.context;
   if (node->kind == stubcuda::NodeKind::kKernel) know_kernel(node->kernel);
@@ -105,6 +134,8 @@ int stubcuda::capture(CUstream stream, std::unique_ptr<Node> node) {
 }
 
 extern "C" {
+
+unsigned long long cudnn_fastpath_model_clock_ns(void) { return t_model_clock; }
 
 CUresult CUDAAPI cuStreamCreate(CUstream* stream, unsigned int) {
   if (stream == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -302,6 +333,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec exec, CUstream stream) {
       }
     }
     ++graph_counters.launches;
+    t_model_clock += host_costs().launch;
     g_last_launch_stream = stream;
     for (const auto& node : e->nodes) nodes.push_back(stubcuda::clone(*node, 0));
   }

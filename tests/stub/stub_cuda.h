@@ -62,6 +62,14 @@ struct StubCudaGraphCounters {
   std::uint64_t capture_queries;       // cuStreamIsCapturing calls
 };
 StubCudaGraphCounters stubcuda_graph_counters(void);
+
+// A model of host time, the clock the shim's relocation trial reads where a driver exports it
+// (shim/engine/shape_cache.cpp): each thread's, in ns, advanced by what a call would cost on a GPU
+// machine and by nothing else. A library's own launch of a node (a direct call's kernel or memset)
+// costs DIRECT, a graph launch that runs LAUNCH, a node update UPDATE; the environment's
+// STUBCUDA_HOST_COSTS=DIRECT,LAUNCH,UPDATE sets them (default 4000,1700,600: a legacy batch norm,
+// a graph launch and an update on an H100, docs/graph-costs.md's run 89).
+unsigned long long cudnn_fastpath_model_clock_ns(void);
 // The stream the last launch that ran was on.
 CUstream stubcuda_last_launch_stream(void);
 

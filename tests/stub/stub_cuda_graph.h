@@ -102,6 +102,10 @@ bool known_kernel(const void* function);
 // Appends `node` to `stream`'s capture: 1 when recorded, 0 when the stream is not capturing.
 int capture(CUstream stream, std::unique_ptr<Node> node);
 
+// The model of host time (cudnn_fastpath_model_clock_ns, stub_cuda.h): what a node update costs is
+// spent by the update's function.
+void spend_update();
+
 }  // namespace stubcuda
 
 #pragma GCC visibility pop

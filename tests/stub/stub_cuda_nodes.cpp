@@ -264,6 +264,7 @@ CUresult CUDAAPI cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgra
   if (!stubcuda::read_update(*node->kernel, *nodeParams, updated.data())) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(node->args.data(), updated.data(), updated.size());
   ++graph_counters.kernel_node_updates;
+  stubcuda::spend_update();
   return CUDA_SUCCESS;
 }
 
@@ -306,6 +307,7 @@ CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphN
   node->memset.dst = memsetParams->dst;
   node->memset.value = memsetParams->value;
   ++graph_counters.memset_node_updates;
+  stubcuda::spend_update();
   return CUDA_SUCCESS;
 }
 

@@ -44,6 +44,9 @@ struct RunOptions {
 inline const EnvChange kShapesLearntAtThirdCall{"CUDNN_FASTPATH_SHAPE_CALLS", "3"};
 // A run with the default: the runner's kShapesLearntAtThirdCall undone (an empty value is unset).
 inline const EnvChange kShapesLearntByDefault{"CUDNN_FASTPATH_SHAPE_CALLS", ""};
+// A proven shape's calls that its trial runs directly (shape_cache.cpp's kTrialPairs): every other
+// call after the proof, until this many have run so.
+inline constexpr long long kTrialDirectCalls = 3;
 
 struct ScenarioRunner {
   std::map<std::string, std::string> programs;

@@ -60,7 +60,7 @@ start = cf.stats()
 expect("stats()['counting']", start.get("counting"), counting)
 names = process.cudnn_fastpath_stats_fields
 names.restype = ctypes.c_char_p
-expect("stats()['version']", start.get("version"), 3)
+expect("stats()['version']", start.get("version"), 4)
 expect("stats() keys", list(start), ["counting", "version"] + names().decode().split())
 
 set_stream_times(100)

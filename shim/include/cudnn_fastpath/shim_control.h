@@ -45,10 +45,10 @@ unsigned cudnn_fastpath_set_features(unsigned features);
 /* The shim's counters, one flat list grouped by concern, from which the struct below, the JSON
  * report's keys, the lines on stderr and the sum over threads are all made. X(name, group, label,
  * what): `name` is the struct member and the JSON key, `group` and `label` make the stderr line.
- * Every count is exact; the shim measures no time (docs/statistics.md). The layout is
+ * Every count is exact, and no count is a time (docs/statistics.md). The layout is
  * CUDNN_FASTPATH_STATS_VERSION's: a reader checks the struct's `version`, or takes the members by
  * name (cudnn_fastpath_stats_fields()). */
-#define CUDNN_FASTPATH_STATS_VERSION 3u
+#define CUDNN_FASTPATH_STATS_VERSION 4u
 
 #define CUDNN_FASTPATH_COUNTERS(X)                                                                    \
   /* The cudnnSetStream skip. */                                                                      \
@@ -76,6 +76,7 @@ unsigned cudnn_fastpath_set_features(unsigned features);
   X(relocation_checks, "relocation", "checks", "fresh captures of a relocated call: an alignment no capture of its shape had, or tensors a word may follow that moved apart") \
   X(relocation_shapes, "relocation", "shapes", "call shapes captured for the first time (a second capture with other tensors proves them)") \
   X(relocation_reproofs, "relocation", "proven again", "captures to prove a shape again: a tensor its proof never saw move had moved") \
+  X(relocations_unprofitable, "relocation", "not saving", "call shapes whose relocated calls took no less host time than direct ones: replayed by pointer") \
   /* cuBLASLt's heuristic. */                                                                         \
   X(heuristic_cached, "matmul heuristic", "cached", "cublasLtMatmulAlgoGetHeuristic answered from the cache") \
   X(heuristic_stored, "matmul heuristic", "stored", "answers cuBLASLt gave that the cache keeps")   \
