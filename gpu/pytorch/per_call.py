@@ -3,7 +3,7 @@ the shim (tests/tracer's libtracer_all.so) times each cuDNN and cuBLAS call the 
 
     python3 per_call.py --shim LIB --tracer LIB [--launch-cost BIN_OR_TABLE] [--work DIR] [--json FILE]
                         [--markdown FILE] [--workloads conv_bn16_fp32,bn16_train,stack_bias,stack_nobias]
-                        [--blocks N] [--driver-tracer LIB] [--no-relocation-arm] [--baseline-shim LIB]
+                        [--blocks N] [--driver-tracer LIB] [--no-relocation-arm] [--baseline-shim LIB] [--verbose]
 
 Parent (standard library only): per workload (workloads.py's), two processes of this program
 again as a child: one with the tracer alone (no shim: what each call costs without it), one with
@@ -19,6 +19,8 @@ with it on, and the shim's saving per call; beside them, a graph launch's own co
 PyTorch's), which a replayed call cannot go below. The shim's counters per on block say how many
 ops it replayed. --json gets everything, --markdown the table. Exit status 0 when every process ran,
 1 otherwise, 77 without a GPU.
+
+--verbose runs the shim's processes with CUDNN_FASTPATH_VERBOSE=1.
 
 --driver-tracer LIB (tests/tracer's libtracer_driver.so) is placed after the shim in the shim's process:
 it times the driver's graph calls the shim makes (cuGraphLaunch, cuGraphExecKernelNodeSetParams_v2,
@@ -167,6 +169,8 @@ def run_child(name, args, with_shim, relocate=True, shim=None):
             env["CUDNN_TRACER_DRIVER_REPORT"] = str(work / f"{label}.driver.json")
         if not relocate:
             env["CUDNN_FASTPATH_RELOCATE"] = "0"
+        if args.verbose:
+            env["CUDNN_FASTPATH_VERBOSE"] = "1"
     else:
         env["LD_PRELOAD"] = args.tracer
     code, _ = harness.run_process(f"{label}, LD_PRELOAD={env['LD_PRELOAD']}", argv, env, RUN_TIMEOUT_S)
@@ -324,6 +328,9 @@ def main():
                                                 "the shim's: its columns beside the shim's")
     parser.add_argument("--no-relocation-arm", action="store_true",
                         help="also the shim with CUDNN_FASTPATH_RELOCATE=0 (a third process)")
+    parser.add_argument("--verbose", action="store_true",
+                        help="the shim's processes with CUDNN_FASTPATH_VERBOSE=1: its lines (relocation's verdicts "
+                             "with the times they compared, say) in the output")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--result", help=argparse.SUPPRESS)
     args = parser.parse_args()
