@@ -936,6 +936,7 @@ TEST_CASE("relocation: a split pointer 8 GiB away from where it was is another s
   CHECK(o["far.shim.relocations_refused"] == 0);
   // Ten calls a shape: two counting, two captured, three of the trial's direct ones at least.
   CHECK(o["far.shim.relocated"] >= 2 * (10 - 4 - kTrialDirectCalls));
+  CHECK(o["far.shim.relocations_unprofitable"] == 0);
 }
 
 // What two captures cannot show (replay/graph_relocation.h), in the stubs' styles that pass a value
@@ -1086,6 +1087,7 @@ TEST_CASE("relocation: a shape is learnt at its 16th call, so shapes that come i
   CHECK(o["steady.shim.relocations_proven"] == 1);
   CHECK(o["steady.shim.gemm_direct"] == 15 + kTrialDirectCalls);
   CHECK(o["steady.shim.relocated"] >= o["steady.calls"] - 15 - 3 - kTrialDirectCalls);
+  CHECK(o["steady.shim.relocations_unprofitable"] == 0);
   // The same calls learning each shape at its third call, as the other relocation cases run.
   const Outcome third = run(mode, "relocation_bursts");
   check_sound(third, "bursts.");
@@ -1217,6 +1219,7 @@ TEST_CASE("relocation: a shape whose capture meets a capture begun since the shi
     CHECK(o[p + "shim.relocations_proven"] == 1);
     // Two counting, the raced, two learning, the trial's direct ones.
     CHECK(o[p + "shim.relocated"] >= o["calls"] - 5 - kTrialDirectCalls);
+    CHECK(o[p + "shim.relocations_unprofitable"] == 0);
   }
 }
 

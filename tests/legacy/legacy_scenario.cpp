@@ -453,7 +453,7 @@ const scenario_main::Case kCases[] = {
     {"program_capture", program_capture}, {"other_context", other_context}, {"failures", failures},
     {"inner", inner},         {"forget", forget},   {"threads", threads},
     {"fork", fork_child},     {"declined", declined}, {"idle_records", idle_records},   {"relocation", relocation},
-    {"relocation_alike", relocation_alike},
+    {"relocation_alike", relocation_alike}, {"relocation_pairs", relocation_pairs},
 };
 
 }  // namespace

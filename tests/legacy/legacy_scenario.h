@@ -209,6 +209,7 @@ int declined();
 int switched();
 int relocation();
 int relocation_alike();
+int relocation_pairs();
 int idle_records();
 
 }  // namespace legacy_scenario

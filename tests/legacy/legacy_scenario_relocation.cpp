@@ -96,4 +96,28 @@ int relocation_alike() {
   return 0;
 }
 
+// The inference batch norm kCalls times with its input and output in one of two places in turn (two
+// sets of tensors, as a program that alternates two buffers): every relocated call after the proof
+// points the graph at the other set, so each updates a node. Prints pairs.* and pairs.mismatches,
+// and "calls".
+int relocation_pairs() {
+  constexpr int kCalls = 40;
+  static moving::Slots inputs(8, 0x3A000), outputs(8, 0);
+  World& w = make_world(ops()[STUBCUDNN_BATCHNORM_FORWARD_INFERENCE], g_main.handle);
+  for (int i = 1; i < w.op.inputs; ++i) w.in[i] = inputs.at(2 + i);
+  for (int i = 1; i < w.op.outputs; ++i) w.out[i] = outputs.at(4 + i);
+  w.output_before = 0x0C0C0C0C0C0C0C0Cull;
+  const long long mismatches = g_mismatches.load();
+  const Snapshot before = Snapshot::now();
+  for (int i = 0; i < kCalls; ++i) {
+    w.in[0] = inputs.at(i % 2);
+    w.out[0] = outputs.at(2 * (i % 2));  // moved by another amount than the input
+    check(w);
+  }
+  print_since(before, "pairs.");
+  print("pairs.mismatches", g_mismatches.load() - mismatches);
+  print("calls", kCalls);
+  return 0;
+}
+
 }  // namespace legacy_scenario

@@ -594,11 +594,13 @@ TEST_CASE("relocation: batch norms with a new input and output every call, in ea
 // graph launch LAUNCH, a node update UPDATE). A plain batch norm's relocated call is a launch and an
 // update (one kernel node, its input and output moved), its direct call one launch of its own:
 // with the update at 3,000 ns, 4,700 against 4,000, so the shape stops relocating; at 2,200 it
-// saves 100 ns a call and keeps on. Watched failing with the verdict taken the other way round
+// saves 100 ns a call and keeps on (relocation_pairs: the same with two sets of tensors in turn).
+// Watched failing with the verdict taken the other way round
 // (least_relocated < least_direct giving up: "saves" unprofitable 2 and relocated 8 for each op,
 // "costs more" 0 and 186), and with the stub's clock left unread (CLOCK_MONOTONIC: verdicts that
 // differ from op to op and run to run, "costs more" relocating 96 to 186 calls of 200, "saves"
-// giving a shape up now and then): why the stub driver models host time.
+// giving a shape up now and then): why the stub driver models host time; and with relocated calls
+// that updated nothing timed too (pairs: unprofitable 0, a plain launch's 1,700 against 4,000).
 TEST_CASE("relocation: a shape whose relocated calls take more host time than its direct calls stops relocating, "
           "one that saves keeps on",
           "[legacy][relocation]") {
@@ -628,6 +630,15 @@ TEST_CASE("relocation: a shape whose relocated calls take more host time than it
       }
     }
   }
+  // A batch norm whose tensors alternate between two sets: the trial's relocated calls fall on one
+  // set, and a relocated call whose tensors are those of the last launch updates nothing. Only
+  // those that updated a node are timed (in steady state every relocated call of this load does):
+  // 4,700 against 4,000, given up.
+  const Outcome pairs = run(mode, "relocation_pairs", {.env = {{"STUBCUDA_HOST_COSTS", "4000,1700,3000"}}});
+  check_sound(pairs, mode);
+  CHECK(pairs["pairs.mismatches"] == 0);
+  CHECK(pairs["pairs.shim.relocations_proven"] == 1);
+  CHECK(pairs["pairs.shim.relocations_unprofitable"] == 1);
   // --verbose says why, once a shape, with the times compared.
   const Outcome said = run("linked", "relocation",
                            {.env = {{"LEGACY_SCENARIO_STYLE", "plain"},
