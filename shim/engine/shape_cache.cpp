@@ -515,9 +515,11 @@ bool replay_by_shape(const Key& key, const ReplayCall& call, std::uint32_t m, Re
     case Phase::kReady: {
       if (!e.begin_capture(Phase::kReady)) break;  // another thread holds it: by pointer
       // A relocated call of a shape on trial is timed from here: what follows is relocation's
-      // own work (the calls of a shape given up go by pointer at kNever, before any of it).
+      // own work (the calls of a shape given up go by pointer at kNever, before any of it). The
+      // trial's direct calls (its odd ones) are timed around the library's call alone.
       const Shape& s = *h.shape();
-      if (s.relocation != nullptr && s.trial_calls < 2 * kTrialPairs) h.trial_start = h.now();
+      if (s.relocation != nullptr && s.trial_calls < 2 * kTrialPairs && s.trial_calls % 2 == 0)
+        h.trial_start = h.now();
       if (replay::capturing(binding->real, call.stream) ||  // the program's own capture
           !replay::in_context(binding->real, call.stream, static_cast<CUcontext>(e.context.load(std::memory_order_relaxed))) ||
           (call.same_host_bytes != nullptr && !call.same_host_bytes(call.context, e))) {  // bytes it did not bake in
